@@ -1,0 +1,170 @@
+/*
+ * Level-independent helpers: streaming Poly1305 on top of a table's block
+ * function, the generic one-shot AEAD composition, wiping and constant-time
+ * comparison.
+ */
+#include "kernels_impl.h"
+
+static void *(*volatile wipe_memset)(void *, int, size_t) = memset;
+
+void chapoly_wipe(void *p, size_t n)
+{
+    if (n > 0)
+        wipe_memset(p, 0, n);
+}
+
+int chapoly_ct_memneq(const void *a, const void *b, size_t n)
+{
+    const volatile uint8_t *x = a, *y = b;
+    uint8_t acc = 0;
+
+    for (size_t i = 0; i < n; i++)
+        acc |= x[i] ^ y[i];
+    return (int)value_barrier_u64(acc) != 0;
+}
+
+void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32])
+{
+    for (int i = 0; i < 8; i++)
+        key[i] = load32_le(bytes + 4 * i);
+}
+
+void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,
+                           const uint8_t key[32])
+{
+    k->poly1305_init(st, key);
+    st->buflen = 0;
+}
+
+void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
+                             const uint8_t *in, size_t len)
+{
+    if (st->buflen > 0) {
+        size_t take = POLY1305_BLOCK_BYTES - st->buflen;
+
+        if (take > len)
+            take = len;
+        memcpy(st->buf + st->buflen, in, take);
+        st->buflen += take;
+        in += take;
+        len -= take;
+        if (st->buflen < POLY1305_BLOCK_BYTES)
+            return;
+        k->poly1305_blocks(st, st->buf, POLY1305_BLOCK_BYTES, 1);
+        st->buflen = 0;
+    }
+    size_t whole = len & ~(size_t)(POLY1305_BLOCK_BYTES - 1);
+    if (whole > 0)
+        k->poly1305_blocks(st, in, whole, 1); /* the longest run, one call */
+    if (len > whole) {
+        memcpy(st->buf, in + whole, len - whole);
+        st->buflen = len - whole;
+    }
+}
+
+void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
+                            uint8_t tag[16])
+{
+    if (st->buflen > 0) {
+        st->buf[st->buflen] = 1;
+        memset(st->buf + st->buflen + 1, 0,
+               POLY1305_BLOCK_BYTES - st->buflen - 1);
+        k->poly1305_blocks(st, st->buf, POLY1305_BLOCK_BYTES, 0);
+    }
+    k->poly1305_final(st, tag);
+    chapoly_wipe(st->buf, sizeof(st->buf));
+    st->buflen = 0;
+}
+
+/* ---- generic one-shot AEAD (RFC 8439 2.8) ---- */
+
+
+static void aead_mac(const chapoly_kernels *k, poly1305_state *st,
+                     const uint8_t *aad, size_t aadlen, const uint8_t *ct,
+                     size_t len, uint8_t tag[16])
+{
+    uint8_t lens[16];
+    size_t whole;
+
+    whole = aadlen & ~(size_t)15;
+    if (whole)
+        k->poly1305_blocks(st, aad, whole, 1);
+    if (aadlen & 15) {
+        uint8_t b[16] = { 0 };
+        memcpy(b, aad + whole, aadlen & 15);
+        k->poly1305_blocks(st, b, 16, 1);
+    }
+    whole = len & ~(size_t)15;
+    if (whole)
+        k->poly1305_blocks(st, ct, whole, 1);
+    if (len & 15) {
+        uint8_t b[16] = { 0 };
+        memcpy(b, ct + whole, len & 15);
+        k->poly1305_blocks(st, b, 16, 1);
+        chapoly_wipe(b, sizeof(b));
+    }
+    store64_le(lens, (uint64_t)aadlen);
+    store64_le(lens + 8, (uint64_t)len);
+    k->poly1305_blocks(st, lens, 16, 1);
+    k->poly1305_final(st, tag);
+}
+
+static void aead_otk(const chapoly_kernels *k, poly1305_state *st,
+                     const uint32_t key[8], const uint8_t nonce[12],
+                     uint32_t cn[4])
+{
+    uint8_t block0[64] = { 0 };
+
+    cn[0] = 0;
+    cn[1] = load32_le(nonce);
+    cn[2] = load32_le(nonce + 4);
+    cn[3] = load32_le(nonce + 8);
+    k->chacha20_xor(block0, block0, 64, key, cn);
+    k->poly1305_init(st, block0);
+    chapoly_wipe(block0, sizeof(block0));
+    cn[0] = 1;
+}
+
+void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
+                       const uint8_t *in, size_t len, const uint8_t *aad,
+                       size_t aadlen, const uint32_t key[8],
+                       const uint8_t nonce[12])
+{
+    if (k->aead_seal != NULL) {
+        k->aead_seal(out, tag, in, len, aad, aadlen, key, nonce);
+        return;
+    }
+    poly1305_state st;
+    uint32_t cn[4];
+
+    aead_otk(k, &st, key, nonce, cn);
+    if (len)
+        k->chacha20_xor(out, in, len, key, cn);
+    aead_mac(k, &st, aad, aadlen, out, len, tag);
+}
+
+int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
+                      const uint8_t *in, size_t len, const uint8_t *aad,
+                      size_t aadlen, const uint8_t *tag, size_t taglen,
+                      const uint32_t key[8], const uint8_t nonce[12])
+{
+    if (k->aead_open != NULL)
+        return k->aead_open(out, in, len, aad, aadlen, tag, taglen, key, nonce);
+
+    poly1305_state st;
+    uint32_t cn[4];
+    uint8_t calc[16];
+    int bad;
+
+    if (taglen < 1 || taglen > 16)
+        return 0;
+    aead_otk(k, &st, key, nonce, cn);
+    aead_mac(k, &st, aad, aadlen, in, len, calc);
+    bad = chapoly_ct_memneq(calc, tag, taglen);
+    chapoly_wipe(calc, sizeof(calc));
+    if (bad)
+        return 0;
+    if (len)
+        k->chacha20_xor(out, in, len, key, cn);
+    return 1;
+}

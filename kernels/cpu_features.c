@@ -1,0 +1,63 @@
+/*
+ * CPU feature probe: cpuid for what the core implements, xgetbv for what the
+ * OS saves on context switch. Pure function of the machine; dispatch.c calls
+ * it once.
+ */
+#include "kernels_impl.h"
+
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+
+static uint64_t read_xcr0(void)
+{
+    uint32_t lo, hi;
+
+    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+unsigned chapoly_cpu_features(void)
+{
+    unsigned a, b, c, d, f = 0;
+    unsigned max = __get_cpuid_max(0, NULL);
+
+    if (max < 7 || !__get_cpuid(1, &a, &b, &c, &d))
+        return 0;
+    unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
+    if (family == 6 || family == 15)
+        model |= ((a >> 16) & 0xf) << 4;
+    if (!(c & bit_OSXSAVE) || !(c & bit_AVX))
+        return 0;
+    uint64_t xcr0 = read_xcr0();
+    int os_ymm = (xcr0 & 0x6) == 0x6;
+    int os_zmm = (xcr0 & 0xe6) == 0xe6; /* SSE, AVX, opmask, ZMM_Hi256, Hi16_ZMM */
+
+    __cpuid_count(7, 0, a, b, c, d);
+    if (os_ymm && (b & bit_AVX2))
+        f |= CHAPOLY_CPU_AVX2;
+    if (b & bit_BMI2)
+        f |= CHAPOLY_CPU_BMI2;
+    if (b & bit_ADX)
+        f |= CHAPOLY_CPU_ADX;
+    if (os_zmm && (b & bit_AVX512F)) {
+        f |= CHAPOLY_CPU_AVX512F;
+        if (b & bit_AVX512VL)
+            f |= CHAPOLY_CPU_AVX512VL;
+        if (b & bit_AVX512BW)
+            f |= CHAPOLY_CPU_AVX512BW;
+        if (b & bit_AVX512IFMA)
+            f |= CHAPOLY_CPU_AVX512IFMA;
+    }
+    if (family == 6 && model == 0x55)
+        f |= CHAPOLY_CPU_SKYLAKE_X;
+    return f;
+}
+
+#else
+
+unsigned chapoly_cpu_features(void)
+{
+    return 0;
+}
+
+#endif

@@ -1,0 +1,149 @@
+/*
+ * chapoly kernels: the whole kernel API.
+ *
+ * Pure C (plus intrinsics in the per-ISA files). Nothing here knows about
+ * OpenSSL; the provider glue reaches the kernels only through a
+ * chapoly_kernels table, picked once by chapoly_kernels_select().
+ *
+ * Conventions shared by every kernel level:
+ *  - ChaCha20 state words follow RFC 8439: key[8] are the eight little-endian
+ *    key words, ctr_nonce[0] is the 32-bit block counter and ctr_nonce[1..3]
+ *    the three nonce words. The block counter wraps modulo 2^32 inside a call
+ *    (RFC 8439 semantics); callers that want OpenSSL's 64-bit carry split the
+ *    call at the wrap themselves.
+ *  - chacha20_xor consumes ceil(len / 64) blocks; a partial last block uses
+ *    the leading bytes of that block's keystream. out == in is allowed;
+ *    otherwise the buffers must not overlap.
+ *  - Poly1305 "blocks" functions take whole 16-byte blocks only; padbit is 1
+ *    for full message blocks (adds 2^128) and 0 for a final partial block
+ *    that the caller has already padded with 0x01 and zeros.
+ *  - No kernel branches on or indexes by secret data; every AVX/AVX-512
+ *    kernel returns with a clean upper vector state.
+ */
+#ifndef CHAPOLY_KERNELS_H
+#define CHAPOLY_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CHACHA20_KEY_BYTES 32
+#define CHACHA20_BLOCK_BYTES 64
+#define CHACHA20_NONCE_BYTES 12
+#define HCHACHA20_NONCE_BYTES 16
+#define POLY1305_KEY_BYTES 32
+#define POLY1305_TAG_BYTES 16
+#define POLY1305_BLOCK_BYTES 16
+
+/*
+ * Poly1305 state. The layout of 'priv' belongs to the kernel level that
+ * initialised it (radix 2^64 scalar, 2^26 AVX2 or 2^44 IFMA hash, key
+ * powers); a state must be driven by the same table from init to final.
+ * 'buf'/'buflen' are used only by the streaming helpers below.
+ */
+#define POLY1305_PRIV_WORDS 192
+typedef struct poly1305_state {
+    _Alignas(64) uint64_t priv[POLY1305_PRIV_WORDS];
+    uint8_t buf[POLY1305_BLOCK_BYTES];
+    size_t buflen;
+} poly1305_state;
+
+typedef struct chapoly_kernels {
+    const char *name; /* "portable", "avx2", "avx512vl", "avx512" */
+
+    void (*chacha20_xor)(uint8_t *out, const uint8_t *in, size_t len,
+                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
+    /* HChaCha20 (draft-irtf-cfrg-xchacha-03 2.2): 32-byte subkey. */
+    void (*hchacha20)(uint8_t subkey[32], const uint8_t key[32],
+                      const uint8_t nonce[16]);
+
+    void (*poly1305_init)(poly1305_state *st, const uint8_t key[32]);
+    void (*poly1305_blocks)(poly1305_state *st, const uint8_t *in, size_t len,
+                            unsigned padbit);
+    /* Writes the tag of everything hashed so far and wipes st->priv. */
+    void (*poly1305_final)(poly1305_state *st, uint8_t tag[16]);
+
+    /*
+     * Optional fused one-shot AEAD (RFC 8439 2.8) for this level; NULL means
+     * the generic composition in aead.c. Same contract as chapoly_aead_seal
+     * and chapoly_aead_open below.
+     */
+    void (*aead_seal)(uint8_t *out, uint8_t tag[16], const uint8_t *in,
+                      size_t len, const uint8_t *aad, size_t aadlen,
+                      const uint32_t key[8], const uint8_t nonce[12]);
+    int (*aead_open)(uint8_t *out, const uint8_t *in, size_t len,
+                     const uint8_t *aad, size_t aadlen, const uint8_t *tag,
+                     size_t taglen, const uint32_t key[8],
+                     const uint8_t nonce[12]);
+} chapoly_kernels;
+
+/* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
+
+/* Always available; the oracle for every other level. */
+const chapoly_kernels *chapoly_kernels_portable(void);
+
+/*
+ * Table for a named level ("portable", "avx2", "avx512vl", "avx512"), or NULL
+ * if that level was not compiled in or this CPU/OS cannot run it.
+ */
+const chapoly_kernels *chapoly_kernels_by_name(const char *name);
+
+/* The best level this CPU runs (Skylake-X class cores prefer "avx512vl"). */
+const chapoly_kernels *chapoly_kernels_best(void);
+
+/*
+ * The level to use: 'request' (config key) if non-NULL and non-empty, else
+ * the environment variable CHAPOLY_KERNEL, else the best. A request this CPU
+ * cannot honour falls back to the best level and sets *warning (if non-NULL)
+ * to a static message; otherwise *warning is set to NULL.
+ */
+const chapoly_kernels *chapoly_kernels_select(const char *request,
+                                              const char **warning);
+
+/* Names of every level compiled into this build, NULL-terminated. */
+const char *const *chapoly_kernels_compiled(void);
+
+/* ---- helpers built on a table (kernels/stream.c, kernels/aead.c) ---- */
+
+/* Streaming Poly1305: any split of the input gives the same tag. */
+void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,
+                           const uint8_t key[32]);
+void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
+                             const uint8_t *in, size_t len);
+void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
+                            uint8_t tag[16]);
+
+/* key bytes -> key words (little-endian). */
+void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);
+
+/*
+ * One-shot AEAD_CHACHA20_POLY1305 (RFC 8439 2.8). len must be below
+ * 2^38 - 64 (callers enforce it). seal writes len bytes to out and the
+ * 16-byte tag. open verifies the first taglen (1..16) bytes of the tag in
+ * constant time before writing anything: on success it writes len bytes of
+ * plaintext and returns 1; on failure it writes nothing and returns 0.
+ * out == in is allowed.
+ */
+void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
+                       const uint8_t *in, size_t len, const uint8_t *aad,
+                       size_t aadlen, const uint32_t key[8],
+                       const uint8_t nonce[12]);
+int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
+                      const uint8_t *in, size_t len, const uint8_t *aad,
+                      size_t aadlen, const uint8_t *tag, size_t taglen,
+                      const uint32_t key[8], const uint8_t nonce[12]);
+
+/* Constant-time comparison: 0 if equal. */
+int chapoly_ct_memneq(const void *a, const void *b, size_t n);
+
+/* A wipe the optimiser cannot remove. */
+void chapoly_wipe(void *p, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

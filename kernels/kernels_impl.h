@@ -1,0 +1,97 @@
+/*
+ * Internal to kernels/: per-level tables, little-endian helpers and the
+ * CPU feature probe. Each ISA file defines one table,
+ * chapoly_kernels_<isa>, and may leave entries it does not accelerate
+ * pointing at the portable functions declared here.
+ */
+#ifndef CHAPOLY_KERNELS_IMPL_H
+#define CHAPOLY_KERNELS_IMPL_H
+
+#include <string.h>
+#include "kernels.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define CHAPOLY_INLINE static inline __attribute__((always_inline))
+#else
+#define CHAPOLY_INLINE static inline
+#endif
+
+CHAPOLY_INLINE uint32_t load32_le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+CHAPOLY_INLINE void store32_le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+CHAPOLY_INLINE uint64_t load64_le(const uint8_t *p)
+{
+    return (uint64_t)load32_le(p) | ((uint64_t)load32_le(p + 4) << 32);
+}
+
+CHAPOLY_INLINE void store64_le(uint8_t *p, uint64_t v)
+{
+    store32_le(p, (uint32_t)v);
+    store32_le(p + 4, (uint32_t)(v >> 32));
+}
+
+CHAPOLY_INLINE uint32_t rotl32(uint32_t v, int c)
+{
+    return (v << c) | (v >> (32 - c));
+}
+
+/*
+ * Hide a value from the optimiser so that masks built from secret data stay
+ * arithmetic (no branch, no cmov-to-jump conversion).
+ */
+CHAPOLY_INLINE uint64_t value_barrier_u64(uint64_t v)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    __asm__("" : "+r"(v));
+#endif
+    return v;
+}
+
+/* ---- portable level (always built) ---- */
+void chacha20_xor_portable(uint8_t *out, const uint8_t *in, size_t len,
+                           const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_block_portable(uint32_t out[16], const uint32_t key[8],
+                             const uint32_t ctr_nonce[4]);
+void hchacha20_portable(uint8_t subkey[32], const uint8_t key[32],
+                        const uint8_t nonce[16]);
+void poly1305_init_portable(poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
+                              size_t len, unsigned padbit);
+void poly1305_final_portable(poly1305_state *st, uint8_t tag[16]);
+
+extern const chapoly_kernels chapoly_kernels_portable_table;
+
+/* ---- SIMD levels: present only when compiled (CMake defines these) ---- */
+#ifdef CHAPOLY_HAVE_AVX2
+extern const chapoly_kernels chapoly_kernels_avx2;
+#endif
+#ifdef CHAPOLY_HAVE_AVX512
+extern const chapoly_kernels chapoly_kernels_avx512vl;
+extern const chapoly_kernels chapoly_kernels_avx512;
+#endif
+
+/* ---- CPU features (cpu_features.c) ---- */
+enum {
+    CHAPOLY_CPU_AVX2 = 1u << 0,     /* AVX2 + OS saves YMM */
+    CHAPOLY_CPU_BMI2 = 1u << 1,
+    CHAPOLY_CPU_ADX = 1u << 2,
+    CHAPOLY_CPU_AVX512F = 1u << 3,  /* AVX-512F + OS saves ZMM/opmask */
+    CHAPOLY_CPU_AVX512VL = 1u << 4,
+    CHAPOLY_CPU_AVX512BW = 1u << 5,
+    CHAPOLY_CPU_AVX512IFMA = 1u << 6,
+    CHAPOLY_CPU_SKYLAKE_X = 1u << 7 /* family 6 model 0x55: prefer ymm */
+};
+unsigned chapoly_cpu_features(void);
+
+#endif

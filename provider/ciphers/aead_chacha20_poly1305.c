@@ -1,0 +1,621 @@
+/*
+ * "ChaCha20-Poly1305" (RFC 8439) and "XChaCha20-Poly1305"
+ * (draft-irtf-cfrg-xchacha-03): one AEAD core, two dispatch tables.
+ *
+ * Message state machine (per context):
+ *   NEED_KEY_IV -> init with key and IV -> START
+ *   START/AAD --update(out == NULL)--> AAD
+ *   START/AAD/TEXT --update(out != NULL)--> TEXT
+ *   any of START/AAD/TEXT --final--> DONE; DONE accepts nothing until the
+ *   next init that supplies a key or an IV.
+ * TLS 1.2 record mode (after "tlsaad") bypasses the machine: one in-place
+ * update seals or opens a whole record with the one-shot kernel.
+ */
+#include <string.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include "prov.h"
+#include "chacha_stream.h"
+
+#define AEAD_KEYLEN 32
+#define AEAD_TAGLEN 16
+#define CHACHA_IVLEN 12
+#define XCHACHA_IVLEN 24
+#define TLS_AAD_LEN EVP_AEAD_TLS1_AAD_LEN /* 13 */
+/* RFC 8439 2.8: at most 2^32 - 1 blocks of text after the key block. */
+#define AEAD_MAX_TEXT ((((uint64_t)1) << 38) - 64)
+
+enum aead_state { ST_NEED_KEY_IV, ST_START, ST_AAD, ST_TEXT, ST_DONE };
+
+typedef struct aead_ctx {
+    chapoly_provctx *pc;
+    const chapoly_kernels *k;
+    size_t ivlen;           /* 12 or 24: fixed by the algorithm */
+    int enc;
+    int key_set, iv_set;
+    enum aead_state state;
+    uint8_t key[AEAD_KEYLEN];   /* master key bytes */
+    uint8_t iv[XCHACHA_IVLEN];  /* as given; TLS 1.2: the fixed IV */
+    uint32_t nonce[3];          /* effective 96-bit nonce words */
+    chacha_stream cs;           /* effective key (XChaCha: subkey) + counter */
+    int mac_started;
+    poly1305_state poly;
+    uint64_t aad_len, text_len;
+    uint8_t tag[AEAD_TAGLEN];   /* computed (enc) or expected (dec) */
+    size_t tag_len;
+    int tag_set;                /* dec: expected tag present */
+    int tag_ready;              /* enc: tag computed by final */
+    /* TLS 1.2 record mode */
+    int tls_pending;            /* a "tlsaad" waits for its record */
+    uint8_t tls_aad[TLS_AAD_LEN];
+    size_t tls_payload;
+} aead_ctx;
+
+static OSSL_FUNC_cipher_newctx_fn chacha20_poly1305_newctx;
+static OSSL_FUNC_cipher_newctx_fn xchacha20_poly1305_newctx;
+static OSSL_FUNC_cipher_freectx_fn aead_freectx;
+static OSSL_FUNC_cipher_dupctx_fn aead_dupctx;
+static OSSL_FUNC_cipher_encrypt_init_fn aead_einit;
+static OSSL_FUNC_cipher_decrypt_init_fn aead_dinit;
+static OSSL_FUNC_cipher_update_fn aead_update;
+static OSSL_FUNC_cipher_final_fn aead_final;
+static OSSL_FUNC_cipher_cipher_fn aead_cipher;
+static OSSL_FUNC_cipher_get_params_fn chacha20_poly1305_get_params;
+static OSSL_FUNC_cipher_get_params_fn xchacha20_poly1305_get_params;
+static OSSL_FUNC_cipher_get_ctx_params_fn aead_get_ctx_params;
+static OSSL_FUNC_cipher_set_ctx_params_fn aead_set_ctx_params;
+static OSSL_FUNC_cipher_gettable_ctx_params_fn aead_gettable_ctx_params;
+static OSSL_FUNC_cipher_settable_ctx_params_fn chacha20_poly1305_settable_ctx_params;
+static OSSL_FUNC_cipher_settable_ctx_params_fn xchacha20_poly1305_settable_ctx_params;
+
+static void *aead_newctx(void *provctx, size_t ivlen)
+{
+    chapoly_provctx *pc = provctx;
+    aead_ctx *c = OPENSSL_zalloc(sizeof(*c));
+
+    if (c == NULL)
+        return NULL;
+    c->pc = pc;
+    c->k = pc->k;
+    c->ivlen = ivlen;
+    c->tag_len = AEAD_TAGLEN;
+    c->state = ST_NEED_KEY_IV;
+    return c;
+}
+
+static void *chacha20_poly1305_newctx(void *provctx)
+{
+    return aead_newctx(provctx, CHACHA_IVLEN);
+}
+
+static void *xchacha20_poly1305_newctx(void *provctx)
+{
+    return aead_newctx(provctx, XCHACHA_IVLEN);
+}
+
+static void aead_freectx(void *vctx)
+{
+    OPENSSL_clear_free(vctx, sizeof(aead_ctx)); /* key, subkey, poly key, tags */
+}
+
+static void *aead_dupctx(void *vctx)
+{
+    aead_ctx *src = vctx, *dst = OPENSSL_malloc(sizeof(*dst));
+
+    if (dst != NULL)
+        memcpy(dst, src, sizeof(*dst));
+    return dst;
+}
+
+static void load_words(uint32_t *w, const uint8_t *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        w[i] = (uint32_t)b[4 * i] | ((uint32_t)b[4 * i + 1] << 8) |
+               ((uint32_t)b[4 * i + 2] << 16) | ((uint32_t)b[4 * i + 3] << 24);
+}
+
+/* Derive the effective key and nonce and reset the message. */
+static void aead_start(aead_ctx *c)
+{
+    if (c->ivlen == XCHACHA_IVLEN) {
+        uint8_t subkey[32];
+
+        c->k->hchacha20(subkey, c->key, c->iv);
+        chapoly_load_key(c->cs.key, subkey);
+        OPENSSL_cleanse(subkey, sizeof(subkey));
+        c->nonce[0] = 0;
+        load_words(c->nonce + 1, c->iv + 16, 2);
+    } else {
+        chapoly_load_key(c->cs.key, c->key);
+        load_words(c->nonce, c->iv, 3);
+    }
+    c->state = ST_START;
+    c->mac_started = 0;
+    c->aad_len = c->text_len = 0;
+    c->tag_ready = 0;
+    c->tls_pending = 0;
+}
+
+static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
+                     size_t keylen, const unsigned char *iv, size_t ivlen,
+                     const OSSL_PARAM params[])
+{
+    c->enc = enc;
+    if (key != NULL) {
+        if (keylen != AEAD_KEYLEN) {
+            CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
+            return 0;
+        }
+        memcpy(c->key, key, AEAD_KEYLEN);
+        c->key_set = 1;
+    }
+    if (iv != NULL) {
+        if (ivlen != c->ivlen) {
+            CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "IV must be %zu bytes, got %zu",
+                        c->ivlen, ivlen);
+            return 0;
+        }
+        memcpy(c->iv, iv, c->ivlen);
+        c->iv_set = 1;
+    }
+    if ((key != NULL || iv != NULL) && c->key_set && c->iv_set)
+        aead_start(c);
+    return aead_set_ctx_params(c, params);
+}
+
+static int aead_einit(void *vctx, const unsigned char *key, size_t keylen,
+                      const unsigned char *iv, size_t ivlen,
+                      const OSSL_PARAM params[])
+{
+    return aead_init(vctx, 1, key, keylen, iv, ivlen, params);
+}
+
+static int aead_dinit(void *vctx, const unsigned char *key, size_t keylen,
+                      const unsigned char *iv, size_t ivlen,
+                      const OSSL_PARAM params[])
+{
+    return aead_init(vctx, 0, key, keylen, iv, ivlen, params);
+}
+
+/* One-time Poly1305 key = first 32 bytes of block 0; text starts at block 1. */
+static void aead_mac_start(aead_ctx *c)
+{
+    uint8_t block0[64] = { 0 };
+
+    chacha_stream_start(&c->cs, 0, c->nonce);
+    c->k->chacha20_xor(block0, block0, sizeof(block0), c->cs.key, c->cs.cn);
+    chapoly_poly1305_init(c->k, &c->poly, block0);
+    OPENSSL_cleanse(block0, sizeof(block0));
+    chacha_stream_advance(&c->cs, 1);
+    c->mac_started = 1;
+}
+
+static void aead_mac_pad16(aead_ctx *c)
+{
+    if (c->poly.buflen > 0) {
+        memset(c->poly.buf + c->poly.buflen, 0, POLY1305_BLOCK_BYTES - c->poly.buflen);
+        c->k->poly1305_blocks(&c->poly, c->poly.buf, POLY1305_BLOCK_BYTES, 1);
+        c->poly.buflen = 0;
+    }
+}
+
+static int aead_ready(aead_ctx *c)
+{
+    if (c->state == ST_NEED_KEY_IV) {
+        CHAPOLY_ERR(c->key_set ? PROV_R_INVALID_IV_LENGTH : PROV_R_NO_KEY_SET,
+                    c->key_set ? "no IV set" : "no key set");
+        return 0;
+    }
+    if (c->state == ST_DONE) {
+        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
+                    "message already finalised; re-initialise with a new IV");
+        return 0;
+    }
+    return 1;
+}
+
+/* TLS 1.2 record: in place over payload || tag, tag appended or checked. */
+static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
+                           size_t outsize, const unsigned char *in, size_t inl)
+{
+    uint8_t nonce[CHACHA_IVLEN];
+    size_t plen = c->tls_payload;
+    int ok;
+
+    c->tls_pending = 0;
+    if (out == NULL || in == NULL || inl != plen + AEAD_TAGLEN) {
+        CHAPOLY_ERR(PROV_R_INVALID_INPUT_LENGTH,
+                    "TLS record of %zu bytes does not match the AAD length %zu + tag",
+                    inl, plen);
+        return 0;
+    }
+    if (outsize < (c->enc ? inl : plen)) {
+        CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "TLS record output buffer too small");
+        return 0;
+    }
+    /* RFC 7905: nonce = fixed IV XOR (0^32 || 64-bit sequence number). */
+    memcpy(nonce, c->iv, CHACHA_IVLEN);
+    for (int i = 0; i < 8; i++)
+        nonce[4 + i] ^= c->tls_aad[i];
+    chapoly_count(c->pc, &c->pc->tls_records);
+    chapoly_count(c->pc, &c->pc->aead_messages);
+    if (c->enc) {
+        chapoly_aead_seal(c->k, out, out + plen, in, plen, c->tls_aad, TLS_AAD_LEN,
+                          c->cs.key, nonce);
+        *outl = inl;
+        return 1;
+    }
+    ok = chapoly_aead_open(c->k, out, in, plen, c->tls_aad, TLS_AAD_LEN, in + plen,
+                           AEAD_TAGLEN, c->cs.key, nonce);
+    if (!ok) {
+        OPENSSL_cleanse(out, plen); /* never leave anything that looks like plaintext */
+        *outl = 0;
+        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "TLS record authentication failed");
+        return 0;
+    }
+    *outl = plen;
+    return 1;
+}
+
+/* Hash-and-crypt in chunks so the text is hashed while it is still in L1. */
+#define AEAD_CHUNK 8192
+
+static int aead_update(void *vctx, unsigned char *out, size_t *outl,
+                       size_t outsize, const unsigned char *in, size_t inl)
+{
+    aead_ctx *c = vctx;
+
+    if (c->tls_pending)
+        return aead_tls_record(c, out, outl, outsize, in, inl);
+    *outl = 0;
+    if (!aead_ready(c))
+        return 0;
+    if (inl == 0)
+        return 1; /* a no-op: only final produces or checks the tag */
+    if (in == NULL) {
+        CHAPOLY_ERR(PROV_R_INVALID_DATA, "NULL input");
+        return 0;
+    }
+    if (!c->mac_started)
+        aead_mac_start(c);
+    if (out == NULL) {
+        if (c->state == ST_TEXT) {
+            CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "AAD after data is not allowed");
+            return 0;
+        }
+        chapoly_poly1305_update(c->k, &c->poly, in, inl);
+        c->aad_len += inl;
+        c->state = ST_AAD;
+        return 1;
+    }
+    if (outsize < inl) {
+        CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small");
+        return 0;
+    }
+    if (inl > AEAD_MAX_TEXT - c->text_len) {
+        CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
+                    "message exceeds the ChaCha20-Poly1305 limit of 2^38 - 64 bytes");
+        return 0;
+    }
+    if (c->state != ST_TEXT) {
+        aead_mac_pad16(c);
+        c->state = ST_TEXT;
+    }
+    for (size_t done = 0; done < inl;) {
+        size_t n = inl - done < AEAD_CHUNK ? inl - done : AEAD_CHUNK;
+
+        if (c->enc) {
+            chacha_stream_xor(c->k, &c->cs, out + done, in + done, n);
+            chapoly_poly1305_update(c->k, &c->poly, out + done, n);
+        } else {
+            chapoly_poly1305_update(c->k, &c->poly, in + done, n);
+            chacha_stream_xor(c->k, &c->cs, out + done, in + done, n);
+        }
+        done += n;
+    }
+    c->text_len += inl;
+    *outl = inl;
+    return 1;
+}
+
+static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsize)
+{
+    aead_ctx *c = vctx;
+    uint8_t lens[16];
+    int ok = 1;
+
+    (void)out;
+    (void)outsize;
+    *outl = 0;
+    if (c->tls_pending) {
+        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "TLS record mode has no final");
+        c->tls_pending = 0;
+        return 0;
+    }
+    if (!aead_ready(c))
+        return 0;
+    if (!c->enc && !c->tag_set) {
+        CHAPOLY_ERR(PROV_R_TAG_NOT_SET, "decryption needs the expected tag before final");
+        return 0;
+    }
+    if (!c->mac_started)
+        aead_mac_start(c);
+    aead_mac_pad16(c);
+    for (int i = 0; i < 8; i++) {
+        lens[i] = (uint8_t)(c->aad_len >> (8 * i));
+        lens[8 + i] = (uint8_t)(c->text_len >> (8 * i));
+    }
+    c->k->poly1305_blocks(&c->poly, lens, sizeof(lens), 1);
+    c->state = ST_DONE;
+    chapoly_count(c->pc, &c->pc->aead_messages);
+    if (c->enc) {
+        c->k->poly1305_final(&c->poly, c->tag);
+        c->tag_ready = 1;
+    } else {
+        uint8_t calc[AEAD_TAGLEN];
+
+        c->k->poly1305_final(&c->poly, calc);
+        ok = CRYPTO_memcmp(calc, c->tag, c->tag_len) == 0;
+        OPENSSL_cleanse(calc, sizeof(calc));
+        c->tag_set = 0; /* an expected tag serves one message */
+        if (!ok)
+            CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "tag mismatch: message not authentic");
+    }
+    OPENSSL_cleanse(&c->cs.ks, sizeof(c->cs.ks));
+    return ok;
+}
+
+/*
+ * EVP_Cipher(): in == NULL finalises, out == NULL feeds AAD, otherwise data.
+ * EVP turns a 0 return into -1 and a 1 into outl.
+ */
+static int aead_cipher(void *vctx, unsigned char *out, size_t *outl,
+                       size_t outsize, const unsigned char *in, size_t inl)
+{
+    aead_ctx *c = vctx;
+
+    if (c->tls_pending)
+        return aead_tls_record(c, out, outl, outsize, in, inl);
+    if (in == NULL)
+        return aead_final(c, out, outl, outsize);
+    return aead_update(c, out, outl, outsize, in, inl);
+}
+
+/* ---- parameters ---- */
+
+static int chacha20_poly1305_get_params(OSSL_PARAM params[])
+{
+    return chapoly_cipher_get_params(params, AEAD_KEYLEN, CHACHA_IVLEN, 1);
+}
+
+static int xchacha20_poly1305_get_params(OSSL_PARAM params[])
+{
+    return chapoly_cipher_get_params(params, AEAD_KEYLEN, XCHACHA_IVLEN, 1);
+}
+
+static const OSSL_PARAM aead_known_gettable_ctx[] = {
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, NULL),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD, NULL),
+    OSSL_PARAM_END
+};
+
+static const OSSL_PARAM *aead_gettable_ctx_params(void *cctx, void *provctx)
+{
+    (void)cctx;
+    (void)provctx;
+    return aead_known_gettable_ctx;
+}
+
+static const OSSL_PARAM chacha20_poly1305_known_settable_ctx[] = {
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD, NULL, 0),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, NULL, 0),
+    OSSL_PARAM_END
+};
+
+static const OSSL_PARAM xchacha20_poly1305_known_settable_ctx[] = {
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
+    OSSL_PARAM_END
+};
+
+static const OSSL_PARAM *chacha20_poly1305_settable_ctx_params(void *cctx, void *provctx)
+{
+    (void)cctx;
+    (void)provctx;
+    return chacha20_poly1305_known_settable_ctx;
+}
+
+static const OSSL_PARAM *xchacha20_poly1305_settable_ctx_params(void *cctx, void *provctx)
+{
+    (void)cctx;
+    (void)provctx;
+    return xchacha20_poly1305_known_settable_ctx;
+}
+
+/*
+ * One pass over the caller's array with a switch on the first character:
+ * "ivlen" is asked for twice per TLS 1.3 record, so no OSSL_PARAM_locate
+ * chains on the hot path.
+ */
+static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
+{
+    aead_ctx *c = vctx;
+
+    for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
+        int ok = 1;
+
+        switch (p->key[0]) {
+        case 'i':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0)
+                ok = OSSL_PARAM_set_size_t(p, c->ivlen);
+            break;
+        case 'k':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0)
+                ok = OSSL_PARAM_set_size_t(p, AEAD_KEYLEN);
+            break;
+        case 't':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAGLEN) == 0) {
+                ok = OSSL_PARAM_set_size_t(p, c->tag_len);
+            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAG) == 0) {
+                if (p->data_type != OSSL_PARAM_OCTET_STRING) {
+                    CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "tag must be an octet string");
+                    return 0;
+                }
+                if (!c->enc || !c->tag_ready) {
+                    CHAPOLY_ERR(PROV_R_TAG_NOT_SET,
+                                c->enc ? "the tag is available only after a successful final"
+                                       : "the tag cannot be read when decrypting");
+                    return 0;
+                }
+                if (p->data_size == 0 || p->data_size > AEAD_TAGLEN) {
+                    CHAPOLY_ERR(PROV_R_INVALID_TAG_LENGTH, "tag length %zu not in 1..16",
+                                p->data_size);
+                    return 0;
+                }
+                memcpy(p->data, c->tag, p->data_size);
+                p->return_size = p->data_size;
+            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) == 0) {
+                ok = OSSL_PARAM_set_size_t(p, AEAD_TAGLEN);
+            }
+            break;
+        }
+        if (!ok) {
+            CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "cannot return %s", p->key);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p)
+{
+    size_t len;
+
+    if (c->ivlen != CHACHA_IVLEN) {
+        CHAPOLY_ERR(PROV_R_NOT_SUPPORTED, "TLS record mode is for ChaCha20-Poly1305 only");
+        return 0;
+    }
+    if (p->data_type != OSSL_PARAM_OCTET_STRING || p->data_size != TLS_AAD_LEN) {
+        CHAPOLY_ERR(PROV_R_INVALID_DATA, "TLS AAD must be %d bytes", TLS_AAD_LEN);
+        return 0;
+    }
+    if (!c->key_set || !c->iv_set) {
+        CHAPOLY_ERR(PROV_R_NO_KEY_SET, "TLS record mode needs the key and fixed IV first");
+        return 0;
+    }
+    memcpy(c->tls_aad, p->data, TLS_AAD_LEN);
+    len = ((size_t)c->tls_aad[TLS_AAD_LEN - 2] << 8) | c->tls_aad[TLS_AAD_LEN - 1];
+    if (!c->enc) {
+        /* On open the length field counts the tag; the MAC input does not. */
+        if (len < AEAD_TAGLEN) {
+            CHAPOLY_ERR(PROV_R_INVALID_INPUT_LENGTH, "TLS record shorter than the tag");
+            return 0;
+        }
+        len -= AEAD_TAGLEN;
+        c->tls_aad[TLS_AAD_LEN - 2] = (uint8_t)(len >> 8);
+        c->tls_aad[TLS_AAD_LEN - 1] = (uint8_t)len;
+    }
+    c->tls_payload = len;
+    c->tls_pending = 1;
+    return 1;
+}
+
+static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
+{
+    aead_ctx *c = vctx;
+
+    for (const OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
+        size_t v;
+
+        switch (p->key[0]) {
+        case 'k':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
+                if (!OSSL_PARAM_get_size_t(p, &v) || v != AEAD_KEYLEN) {
+                    CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
+                    return 0;
+                }
+            }
+            break;
+        case 'i':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
+                if (!OSSL_PARAM_get_size_t(p, &v) || v != c->ivlen) {
+                    CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only %zu-byte IVs", c->ivlen);
+                    return 0;
+                }
+            }
+            break;
+        case 't':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAG) == 0) {
+                if (p->data_type != OSSL_PARAM_OCTET_STRING) {
+                    CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "tag must be an octet string");
+                    return 0;
+                }
+                if (p->data_size == 0 || p->data_size > AEAD_TAGLEN) {
+                    CHAPOLY_ERR(PROV_R_INVALID_TAG_LENGTH, "tag length %zu not in 1..16",
+                                p->data_size);
+                    return 0;
+                }
+                if (p->data != NULL) {
+                    if (c->enc) {
+                        CHAPOLY_ERR(PROV_R_TAG_NOT_NEEDED, "a tag is not set when encrypting");
+                        return 0;
+                    }
+                    memcpy(c->tag, p->data, p->data_size);
+                    c->tag_set = 1;
+                }
+                c->tag_len = p->data_size;
+            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD) == 0) {
+                if (!aead_set_tls_aad(c, p))
+                    return 0;
+            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED) == 0) {
+                if (c->ivlen != CHACHA_IVLEN || p->data_type != OSSL_PARAM_OCTET_STRING ||
+                    p->data_size != CHACHA_IVLEN) {
+                    CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "fixed TLS IV must be 12 bytes");
+                    return 0;
+                }
+                memcpy(c->iv, p->data, CHACHA_IVLEN);
+                c->iv_set = 1;
+                if (c->key_set)
+                    aead_start(c);
+            }
+            break;
+        default:
+            break; /* unknown keys (padding, tls-version, ...) are ignored */
+        }
+    }
+    return 1;
+}
+
+#define AEAD_DISPATCH(prefix)                                                          \
+    const OSSL_DISPATCH chapoly_##prefix##_functions[] = {                             \
+        { OSSL_FUNC_CIPHER_NEWCTX, (void (*)(void))prefix##_newctx },                  \
+        { OSSL_FUNC_CIPHER_FREECTX, (void (*)(void))aead_freectx },                    \
+        { OSSL_FUNC_CIPHER_DUPCTX, (void (*)(void))aead_dupctx },                      \
+        { OSSL_FUNC_CIPHER_ENCRYPT_INIT, (void (*)(void))aead_einit },                 \
+        { OSSL_FUNC_CIPHER_DECRYPT_INIT, (void (*)(void))aead_dinit },                 \
+        { OSSL_FUNC_CIPHER_UPDATE, (void (*)(void))aead_update },                      \
+        { OSSL_FUNC_CIPHER_FINAL, (void (*)(void))aead_final },                        \
+        { OSSL_FUNC_CIPHER_CIPHER, (void (*)(void))aead_cipher },                      \
+        { OSSL_FUNC_CIPHER_GET_PARAMS, (void (*)(void))prefix##_get_params },          \
+        { OSSL_FUNC_CIPHER_GETTABLE_PARAMS,                                            \
+          (void (*)(void))chapoly_cipher_gettable_params },                            \
+        { OSSL_FUNC_CIPHER_GET_CTX_PARAMS, (void (*)(void))aead_get_ctx_params },      \
+        { OSSL_FUNC_CIPHER_SET_CTX_PARAMS, (void (*)(void))aead_set_ctx_params },      \
+        { OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,                                        \
+          (void (*)(void))aead_gettable_ctx_params },                                  \
+        { OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,                                        \
+          (void (*)(void))prefix##_settable_ctx_params },                              \
+        { 0, NULL }                                                                    \
+    }
+
+AEAD_DISPATCH(chacha20_poly1305);
+AEAD_DISPATCH(xchacha20_poly1305);

@@ -1,0 +1,50 @@
+/*
+ * Provider-wide definitions shared by the glue files. Nothing here knows an
+ * ISA: the kernels are reached through the table in the provider context.
+ */
+#ifndef CHAPOLY_PROV_H
+#define CHAPOLY_PROV_H
+
+#include <stdint.h>
+#include <openssl/core.h>
+#include <openssl/core_dispatch.h>
+#include <openssl/err.h>
+#include <openssl/proverr.h>
+#include "kernels.h"
+
+#define CHAPOLY_PROV_NAME "chapoly"
+#define CHAPOLY_PROPS "provider=chapoly"
+
+/* One per OSSL_LIB_CTX that loads the module; read-only after init except the counters. */
+typedef struct chapoly_provctx {
+    const OSSL_CORE_HANDLE *handle;
+    const chapoly_kernels *k; /* chosen once at init */
+    int stats;                /* counters are touched only when set */
+    uint64_t aead_messages;   /* atomic adds only */
+    uint64_t tls_records;
+} chapoly_provctx;
+
+static inline void chapoly_count(chapoly_provctx *pc, uint64_t *counter)
+{
+    if (pc->stats)
+        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/* Raise an OpenSSL error with a reason code and a readable detail. */
+#define CHAPOLY_ERR(reason, ...) ERR_raise_data(ERR_LIB_PROV, (reason), __VA_ARGS__)
+
+/* Algorithm dispatch tables (provider/ciphers, provider/macs). */
+extern const OSSL_DISPATCH chapoly_chacha20_poly1305_functions[];
+extern const OSSL_DISPATCH chapoly_xchacha20_poly1305_functions[];
+extern const OSSL_DISPATCH chapoly_chacha20_functions[];
+extern const OSSL_DISPATCH chapoly_poly1305_mac_functions[];
+
+/*
+ * Shared answer to a cipher's algorithm get_params (the constants the
+ * default provider reports; EVP caches them at fetch time).
+ */
+int chapoly_cipher_get_params(OSSL_PARAM params[], size_t keylen, size_t ivlen,
+                              int aead);
+const OSSL_PARAM *chapoly_cipher_gettable_params(void *provctx);
+
+#endif

@@ -1,0 +1,183 @@
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/core_names.h>
+#include <openssl/err.h>
+#include "test_common.h"
+
+OSSL_LIB_CTX *t_ctx;
+OSSL_PROVIDER *t_prov;
+OSSL_PROVIDER *t_default;
+unsigned long t_pass, t_fail;
+
+static char kernel_name[64];
+
+const char *t_kernel(void)
+{
+    return kernel_name;
+}
+
+void t_setup(void)
+{
+    t_ctx = OSSL_LIB_CTX_new();
+    if (t_ctx == NULL) {
+        fprintf(stderr, "OSSL_LIB_CTX_new failed\n");
+        exit(1);
+    }
+    t_default = OSSL_PROVIDER_load(t_ctx, "default");
+    t_prov = OSSL_PROVIDER_load(t_ctx, "chapoly");
+    if (t_default == NULL || t_prov == NULL) {
+        ERR_print_errors_fp(stderr);
+        fprintf(stderr, "could not load providers (OPENSSL_MODULES=%s)\n",
+                getenv("OPENSSL_MODULES") ? getenv("OPENSSL_MODULES") : "(unset)");
+        exit(1);
+    }
+    char *kp = NULL;
+    OSSL_PARAM p[2] = { OSSL_PARAM_construct_utf8_ptr("chapoly-kernel", &kp, 0),
+                        OSSL_PARAM_construct_end() };
+    if (!OSSL_PROVIDER_get_params(t_prov, p) || kp == NULL) {
+        fprintf(stderr, "provider param chapoly-kernel missing\n");
+        exit(1);
+    }
+    snprintf(kernel_name, sizeof(kernel_name), "%s", kp);
+    const char *want = getenv("CHAPOLY_KERNEL");
+    if (want != NULL && *want != '\0' && strcmp(want, "best") != 0 &&
+        strcmp(want, kernel_name) != 0) {
+        printf("kernel level %s not available here (active: %s): skipped\n",
+               want, kernel_name);
+        exit(T_SKIP);
+    }
+    ERR_clear_error();
+}
+
+void t_teardown(void)
+{
+    OSSL_PROVIDER_unload(t_prov);
+    OSSL_PROVIDER_unload(t_default);
+    OSSL_LIB_CTX_free(t_ctx);
+    t_prov = t_default = NULL;
+    t_ctx = NULL;
+}
+
+EVP_CIPHER *t_cipher(const char *name, int ours)
+{
+    EVP_CIPHER *c = EVP_CIPHER_fetch(t_ctx, name, ours ? PROVQ_OURS : PROVQ_DEFAULT);
+
+    if (c == NULL) {
+        fprintf(stderr, "fetch %s from %s failed\n", name, ours ? "chapoly" : "default");
+        ERR_print_errors_fp(stderr);
+    }
+    return c;
+}
+
+EVP_MAC *t_mac(const char *name, int ours)
+{
+    EVP_MAC *m = EVP_MAC_fetch(t_ctx, name, ours ? PROVQ_OURS : PROVQ_DEFAULT);
+
+    if (m == NULL) {
+        fprintf(stderr, "fetch MAC %s from %s failed\n", name, ours ? "chapoly" : "default");
+        ERR_print_errors_fp(stderr);
+    }
+    return m;
+}
+
+int t_check_(int ok, const char *file, int line, const char *fmt, ...)
+{
+    if (ok) {
+        t_pass++;
+        return 1;
+    }
+    t_fail++;
+    if (t_fail <= 50) {
+        va_list ap;
+        fprintf(stderr, "FAIL %s:%d: ", file, line);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+    }
+    return 0;
+}
+
+int t_finish(const char *program)
+{
+    printf("%s [kernel %s]: %lu checks\n", program, kernel_name[0] ? kernel_name : "-",
+           t_pass + t_fail);
+    printf("%lu passed, %lu failed\n", t_pass, t_fail);
+    return t_fail == 0 && t_pass > 0 ? 0 : 1;
+}
+
+int t_error_queued(void)
+{
+    int any = ERR_peek_error() != 0;
+
+    ERR_clear_error();
+    return any;
+}
+
+static uint64_t rs[4];
+static int rs_init;
+
+static uint64_t rotl64(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t t_rand64(void)
+{
+    if (!rs_init) {
+        const char *s = getenv("CHAPOLY_TEST_SEED");
+        uint64_t z = s ? strtoull(s, NULL, 0) : 1;
+        for (int i = 0; i < 4; i++) { /* splitmix64 */
+            z += 0x9e3779b97f4a7c15ULL;
+            uint64_t x = z;
+            x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+            x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+            rs[i] = x ^ (x >> 31);
+        }
+        rs_init = 1;
+    }
+    uint64_t r = rotl64(rs[1] * 5, 7) * 9, t = rs[1] << 17;
+    rs[2] ^= rs[0];
+    rs[3] ^= rs[1];
+    rs[1] ^= rs[2];
+    rs[0] ^= rs[3];
+    rs[2] ^= t;
+    rs[3] = rotl64(rs[3], 45);
+    return r;
+}
+
+size_t t_rand_below(size_t n)
+{
+    return n ? (size_t)(t_rand64() % n) : 0;
+}
+
+void t_rand_bytes(void *buf, size_t n)
+{
+    uint8_t *p = buf;
+
+    while (n > 0) {
+        uint64_t r = t_rand64();
+        size_t k = n < 8 ? n : 8;
+        memcpy(p, &r, k);
+        p += k;
+        n -= k;
+    }
+}
+
+void t_hexdump(const char *label, const uint8_t *p, size_t n)
+{
+    fprintf(stderr, "%s (%zu):", label, n);
+    for (size_t i = 0; i < n && i < 96; i++)
+        fprintf(stderr, "%02x", p[i]);
+    fprintf(stderr, n > 96 ? "...\n" : "\n");
+}
+
+const char *t_vector_path(const char *file)
+{
+    static char path[4096];
+    const char *dir = getenv("CHAPOLY_VECTOR_DIR");
+
+    snprintf(path, sizeof(path), "%s/%s", dir ? dir : "../shared/vectors", file);
+    return path;
+}
