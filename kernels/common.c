@@ -109,20 +109,46 @@ static void aead_mac(const chapoly_kernels *k, poly1305_state *st,
     k->poly1305_final(st, tag);
 }
 
-static void aead_otk(const chapoly_kernels *k, poly1305_state *st,
-                     const uint32_t key[8], const uint8_t nonce[12],
-                     uint32_t cn[4])
-{
-    uint8_t block0[64] = { 0 };
+/*
+ * Block 0 (Poly1305 key) plus up to three keystream blocks in one kernel
+ * call: a message of up to 192 bytes needs a single ChaCha20 batch.
+ * Returns how many bytes of keystream ks[] holds; cn is set to the next block.
+ */
+#define AEAD_AHEAD 3
 
+static size_t aead_otk(const chapoly_kernels *k, poly1305_state *st,
+                       const uint32_t key[8], const uint8_t nonce[12],
+                       size_t len, uint32_t cn[4], uint8_t ks[64 * AEAD_AHEAD])
+{
+    uint8_t buf[64 * (1 + AEAD_AHEAD)];
+    size_t ahead = (len + 63) / 64;
+
+    if (ahead > AEAD_AHEAD)
+        ahead = AEAD_AHEAD;
+    memset(buf, 0, 64 * (1 + ahead));
     cn[0] = 0;
     cn[1] = load32_le(nonce);
     cn[2] = load32_le(nonce + 4);
     cn[3] = load32_le(nonce + 8);
-    k->chacha20_xor(block0, block0, 64, key, cn);
-    k->poly1305_init(st, block0);
-    chapoly_wipe(block0, sizeof(block0));
-    cn[0] = 1;
+    k->chacha20_xor(buf, buf, 64 * (1 + ahead), key, cn);
+    k->poly1305_init(st, buf);
+    memcpy(ks, buf + 64, 64 * ahead);
+    chapoly_wipe(buf, sizeof(buf));
+    cn[0] = (uint32_t)(1 + ahead);
+    return 64 * ahead;
+}
+
+/* XOR with the keystream computed ahead, then the kernel for the rest. */
+static void aead_xor(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                     size_t len, const uint8_t *ks, size_t kslen,
+                     const uint32_t key[8], const uint32_t cn[4])
+{
+    size_t n = len < kslen ? len : kslen;
+
+    for (size_t i = 0; i < n; i++)
+        out[i] = in[i] ^ ks[i];
+    if (len > n)
+        k->chacha20_xor(out + n, in + n, len - n, key, cn);
 }
 
 void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
@@ -136,10 +162,11 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
     }
     poly1305_state st;
     uint32_t cn[4];
+    uint8_t ks[64 * AEAD_AHEAD];
+    size_t kslen = aead_otk(k, &st, key, nonce, len, cn, ks);
 
-    aead_otk(k, &st, key, nonce, cn);
-    if (len)
-        k->chacha20_xor(out, in, len, key, cn);
+    aead_xor(k, out, in, len, ks, kslen, key, cn);
+    chapoly_wipe(ks, kslen);
     aead_mac(k, &st, aad, aadlen, out, len, tag);
 }
 
@@ -153,18 +180,18 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
 
     poly1305_state st;
     uint32_t cn[4];
-    uint8_t calc[16];
+    uint8_t calc[16], ks[64 * AEAD_AHEAD];
+    size_t kslen;
     int bad;
 
     if (taglen < 1 || taglen > 16)
         return 0;
-    aead_otk(k, &st, key, nonce, cn);
+    kslen = aead_otk(k, &st, key, nonce, len, cn, ks);
     aead_mac(k, &st, aad, aadlen, in, len, calc);
     bad = chapoly_ct_memneq(calc, tag, taglen);
     chapoly_wipe(calc, sizeof(calc));
-    if (bad)
-        return 0;
-    if (len)
-        k->chacha20_xor(out, in, len, key, cn);
-    return 1;
+    if (!bad)
+        aead_xor(k, out, in, len, ks, kslen, key, cn);
+    chapoly_wipe(ks, kslen);
+    return !bad;
 }

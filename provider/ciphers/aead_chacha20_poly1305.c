@@ -41,6 +41,8 @@ typedef struct aead_ctx {
     uint32_t nonce[3];          /* effective 96-bit nonce words */
     chacha_stream cs;           /* effective key (XChaCha: subkey) + counter */
     int mac_started;
+    uint8_t aad_buf[64];        /* short AAD waits for the key block batch */
+    size_t aad_buffered;
     poly1305_state poly;
     uint64_t aad_len, text_len;
     uint8_t tag[AEAD_TAGLEN];   /* computed (enc) or expected (dec) */
@@ -133,6 +135,7 @@ static void aead_start(aead_ctx *c)
     }
     c->state = ST_START;
     c->mac_started = 0;
+    c->aad_buffered = 0;
     c->aad_len = c->text_len = 0;
     c->tag_ready = 0;
     c->tls_pending = 0;
@@ -179,16 +182,21 @@ static int aead_dinit(void *vctx, const unsigned char *key, size_t keylen,
     return aead_init(vctx, 0, key, keylen, iv, ivlen, params);
 }
 
-/* One-time Poly1305 key = first 32 bytes of block 0; text starts at block 1. */
-static void aead_mac_start(aead_ctx *c)
+/*
+ * One-time Poly1305 key = first 32 bytes of block 0; text starts at block 1.
+ * 'ahead' keystream blocks come from the same kernel call, so a short
+ * message runs one ChaCha20 batch in all. Buffered AAD is hashed here.
+ */
+static void aead_mac_start(aead_ctx *c, unsigned ahead)
 {
-    uint8_t block0[64] = { 0 };
+    uint8_t otk[32];
 
-    chacha_stream_start(&c->cs, 0, c->nonce);
-    c->k->chacha20_xor(block0, block0, sizeof(block0), c->cs.key, c->cs.cn);
-    chapoly_poly1305_init(c->k, &c->poly, block0);
-    OPENSSL_cleanse(block0, sizeof(block0));
-    chacha_stream_advance(&c->cs, 1);
+    chacha_stream_start_otk(c->k, &c->cs, c->nonce, ahead, otk);
+    chapoly_poly1305_init(c->k, &c->poly, otk);
+    OPENSSL_cleanse(otk, sizeof(otk));
+    if (c->aad_buffered > 0)
+        chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
+    c->aad_buffered = 0;
     c->mac_started = 1;
 }
 
@@ -278,16 +286,22 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "NULL input");
         return 0;
     }
-    if (!c->mac_started)
-        aead_mac_start(c);
     if (out == NULL) {
         if (c->state == ST_TEXT) {
             CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "AAD after data is not allowed");
             return 0;
         }
-        chapoly_poly1305_update(c->k, &c->poly, in, inl);
+        if (!c->mac_started && inl <= sizeof(c->aad_buf) - c->aad_buffered) {
+            memcpy(c->aad_buf + c->aad_buffered, in, inl);
+            c->aad_buffered += inl;
+        } else {
+            if (!c->mac_started)
+                aead_mac_start(c, CHACHA_STREAM_AHEAD);
+            chapoly_poly1305_update(c->k, &c->poly, in, inl);
+        }
         c->aad_len += inl;
         c->state = ST_AAD;
+        *outl = inl; /* as the default provider reports AAD */
         return 1;
     }
     if (outsize < inl) {
@@ -298,6 +312,11 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
                     "message exceeds the ChaCha20-Poly1305 limit of 2^38 - 64 bytes");
         return 0;
+    }
+    if (!c->mac_started) {
+        size_t blocks = (inl + 63) / 64;
+
+        aead_mac_start(c, blocks < CHACHA_STREAM_AHEAD ? (unsigned)blocks : CHACHA_STREAM_AHEAD);
     }
     if (c->state != ST_TEXT) {
         aead_mac_pad16(c);
@@ -341,7 +360,7 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
         return 0;
     }
     if (!c->mac_started)
-        aead_mac_start(c);
+        aead_mac_start(c, 0);
     aead_mac_pad16(c);
     for (int i = 0; i < 8; i++) {
         lens[i] = (uint8_t)(c->aad_len >> (8 * i));

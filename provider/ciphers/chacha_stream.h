@@ -1,11 +1,12 @@
 /*
  * Keystream position shared by the ChaCha20 cipher and the AEAD streaming
- * path: whole blocks go to the kernel in one call, a partial last block
- * leaves its unused keystream here for the next update.
+ * path: whole blocks go to the kernel in one call; keystream computed ahead
+ * (a partial last block, or the blocks produced in the same batch as the
+ * AEAD's Poly1305 key) waits in ks[] for the next bytes.
  *
- * Counter: cn[0] is the 32-bit block counter; when it wraps, cn[1] is
- * incremented (OpenSSL's ChaCha20 carry). The AEAD never reaches the wrap
- * because of its 2^38 - 64 byte limit.
+ * Counter: cn[0] is the 32-bit block counter of the next block to generate;
+ * when it wraps, cn[1] is incremented (OpenSSL's ChaCha20 carry). The AEAD
+ * never reaches the wrap because of its 2^38 - 64 byte limit.
  */
 #ifndef CHAPOLY_CHACHA_STREAM_H
 #define CHAPOLY_CHACHA_STREAM_H
@@ -13,11 +14,13 @@
 #include <string.h>
 #include "kernels.h"
 
+#define CHACHA_STREAM_AHEAD 3 /* keystream blocks computed with the AEAD key block */
+
 typedef struct chacha_stream {
     uint32_t key[8];
     uint32_t cn[4];
-    uint8_t ks[64];   /* keystream of the block before cn[0] */
-    unsigned ks_pos;  /* bytes of ks already used; 64 = none left */
+    uint8_t ks[64 * CHACHA_STREAM_AHEAD]; /* keystream not used yet: ks[ks_pos..ks_len) */
+    unsigned ks_pos, ks_len;
 } chacha_stream;
 
 static inline void chacha_stream_start(chacha_stream *s, uint32_t counter,
@@ -27,7 +30,7 @@ static inline void chacha_stream_start(chacha_stream *s, uint32_t counter,
     s->cn[1] = nonce[0];
     s->cn[2] = nonce[1];
     s->cn[3] = nonce[2];
-    s->ks_pos = 64;
+    s->ks_pos = s->ks_len = 0;
 }
 
 static inline void chacha_stream_advance(chacha_stream *s, uint64_t blocks)
@@ -39,11 +42,33 @@ static inline void chacha_stream_advance(chacha_stream *s, uint64_t blocks)
         s->cn[1]++;
 }
 
+/*
+ * AEAD start: block 0 (its first 32 bytes are the Poly1305 key) and 'ahead'
+ * (0..CHACHA_STREAM_AHEAD) keystream blocks in ONE kernel call, so a short
+ * message costs a single ChaCha20 batch.
+ */
+static inline void chacha_stream_start_otk(const chapoly_kernels *k, chacha_stream *s,
+                                           const uint32_t nonce[3], unsigned ahead,
+                                           uint8_t otk[32])
+{
+    uint8_t buf[64 * (1 + CHACHA_STREAM_AHEAD)];
+    size_t n = 64 * (1 + (size_t)ahead);
+
+    chacha_stream_start(s, 0, nonce);
+    memset(buf, 0, n);
+    k->chacha20_xor(buf, buf, n, s->key, s->cn);
+    memcpy(otk, buf, 32);
+    memcpy(s->ks, buf + 64, n - 64);
+    s->ks_len = (unsigned)(n - 64);
+    chapoly_wipe(buf, n);
+    s->cn[0] = 1 + ahead;
+}
+
 static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
                                      uint8_t *out, const uint8_t *in, size_t len)
 {
-    if (s->ks_pos < 64) {
-        size_t n = 64 - s->ks_pos;
+    if (s->ks_pos < s->ks_len) {
+        size_t n = s->ks_len - s->ks_pos;
 
         if (n > len)
             n = len;
@@ -73,6 +98,7 @@ static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
         for (size_t i = 0; i < len; i++)
             out[i] = in[i] ^ s->ks[i];
         s->ks_pos = (unsigned)len;
+        s->ks_len = 64;
     }
 }
 
