@@ -6,7 +6,9 @@
 #define CHAPOLY_PROV_H
 
 #include <stdint.h>
+#include <string.h>
 #include <openssl/core.h>
+#include <openssl/crypto.h>
 #include <openssl/core_dispatch.h>
 #include <openssl/err.h>
 #include <openssl/proverr.h>
@@ -28,6 +30,40 @@ static inline void chapoly_count(chapoly_provctx *pc, uint64_t *counter)
 {
     if (pc->stats)
         __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Contexts embed a poly1305_state, which the SIMD kernels access with aligned
+ * 64-byte loads; OpenSSL's allocator guarantees only 16. The base pointer is
+ * kept just below the aligned block.
+ */
+static inline void *chapoly_ctx_zalloc(size_t size)
+{
+    unsigned char *base = OPENSSL_zalloc(size + 64 + sizeof(void *));
+    uintptr_t p;
+
+    if (base == NULL)
+        return NULL;
+    p = ((uintptr_t)base + sizeof(void *) + 63) & ~(uintptr_t)63;
+    ((void **)p)[-1] = base;
+    return (void *)p;
+}
+
+static inline void chapoly_ctx_free(void *ctx, size_t size)
+{
+    if (ctx == NULL)
+        return;
+    OPENSSL_cleanse(ctx, size); /* keys, subkeys, Poly1305 key and powers, tags */
+    OPENSSL_free(((void **)ctx)[-1]);
+}
+
+static inline void *chapoly_ctx_dup(const void *ctx, size_t size)
+{
+    void *d = chapoly_ctx_zalloc(size);
+
+    if (d != NULL)
+        memcpy(d, ctx, size);
+    return d;
 }
 
 /* Raise an OpenSSL error with a reason code and a readable detail. */

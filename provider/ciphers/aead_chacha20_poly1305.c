@@ -75,7 +75,7 @@ static OSSL_FUNC_cipher_settable_ctx_params_fn xchacha20_poly1305_settable_ctx_p
 static void *aead_newctx(void *provctx, size_t ivlen)
 {
     chapoly_provctx *pc = provctx;
-    aead_ctx *c = OPENSSL_zalloc(sizeof(*c));
+    aead_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
 
     if (c == NULL)
         return NULL;
@@ -99,16 +99,12 @@ static void *xchacha20_poly1305_newctx(void *provctx)
 
 static void aead_freectx(void *vctx)
 {
-    OPENSSL_clear_free(vctx, sizeof(aead_ctx)); /* key, subkey, poly key, tags */
+    chapoly_ctx_free(vctx, sizeof(aead_ctx));
 }
 
 static void *aead_dupctx(void *vctx)
 {
-    aead_ctx *src = vctx, *dst = OPENSSL_malloc(sizeof(*dst));
-
-    if (dst != NULL)
-        memcpy(dst, src, sizeof(*dst));
-    return dst;
+    return chapoly_ctx_dup(vctx, sizeof(aead_ctx));
 }
 
 static void load_words(uint32_t *w, const uint8_t *b, size_t n)

@@ -36,7 +36,7 @@ static OSSL_FUNC_cipher_settable_ctx_params_fn chacha20_settable_ctx_params;
 
 static void *chacha20_newctx(void *provctx)
 {
-    chacha20_ctx *c = OPENSSL_zalloc(sizeof(*c));
+    chacha20_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
 
     if (c != NULL)
         c->k = ((chapoly_provctx *)provctx)->k;
@@ -45,16 +45,12 @@ static void *chacha20_newctx(void *provctx)
 
 static void chacha20_freectx(void *vctx)
 {
-    OPENSSL_clear_free(vctx, sizeof(chacha20_ctx));
+    chapoly_ctx_free(vctx, sizeof(chacha20_ctx));
 }
 
 static void *chacha20_dupctx(void *vctx)
 {
-    chacha20_ctx *dst = OPENSSL_malloc(sizeof(*dst));
-
-    if (dst != NULL)
-        memcpy(dst, vctx, sizeof(*dst));
-    return dst;
+    return chapoly_ctx_dup(vctx, sizeof(chacha20_ctx));
 }
 
 static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keylen,

@@ -33,7 +33,7 @@ static OSSL_FUNC_mac_settable_ctx_params_fn poly_settable_ctx_params;
 
 static void *poly_newctx(void *provctx)
 {
-    poly_mac_ctx *c = OPENSSL_zalloc(sizeof(*c));
+    poly_mac_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
 
     if (c != NULL)
         c->k = ((chapoly_provctx *)provctx)->k;
@@ -42,16 +42,12 @@ static void *poly_newctx(void *provctx)
 
 static void *poly_dupctx(void *vctx)
 {
-    poly_mac_ctx *dst = OPENSSL_malloc(sizeof(*dst));
-
-    if (dst != NULL)
-        memcpy(dst, vctx, sizeof(*dst)); /* includes the buffered partial block */
-    return dst;
+    return chapoly_ctx_dup(vctx, sizeof(poly_mac_ctx)); /* with the buffered partial block */
 }
 
 static void poly_freectx(void *vctx)
 {
-    OPENSSL_clear_free(vctx, sizeof(poly_mac_ctx));
+    chapoly_ctx_free(vctx, sizeof(poly_mac_ctx));
 }
 
 static int poly_setkey(poly_mac_ctx *c, const unsigned char *key, size_t keylen)
