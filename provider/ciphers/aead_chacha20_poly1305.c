@@ -208,8 +208,10 @@ static void aead_mac_pad16(aead_ctx *c)
 static int aead_ready(aead_ctx *c)
 {
     if (c->state == ST_NEED_KEY_IV) {
-        CHAPOLY_ERR(c->key_set ? PROV_R_INVALID_IV_LENGTH : PROV_R_NO_KEY_SET,
-                    c->key_set ? "no IV set" : "no key set");
+        if (c->key_set)
+            CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "no IV set: initialise with an IV first");
+        else
+            CHAPOLY_ERR(PROV_R_NO_KEY_SET, "initialise with a 32-byte key first");
         return 0;
     }
     if (c->state == ST_DONE) {

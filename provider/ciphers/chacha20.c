@@ -108,7 +108,10 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
     if (inl == 0)
         return 1;
     if (!c->key_set || !c->iv_set) {
-        CHAPOLY_ERR(PROV_R_NO_KEY_SET, c->key_set ? "no IV set" : "no key set");
+        if (c->key_set)
+            CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "no IV set: initialise with an IV first");
+        else
+            CHAPOLY_ERR(PROV_R_NO_KEY_SET, "initialise with a 32-byte key first");
         return 0;
     }
     if (out == NULL || in == NULL) {

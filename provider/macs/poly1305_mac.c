@@ -96,7 +96,7 @@ static int poly_init(void *vctx, const unsigned char *key, size_t keylen,
     if (!had_key_before) {
         CHAPOLY_ERR(PROV_R_NO_KEY_SET, c->key_set
                     ? "a Poly1305 key authenticates one message; supply a new key"
-                    : "no key set");
+                    : "initialise with a 32-byte key first");
         return 0;
     }
     return 1;
@@ -107,7 +107,7 @@ static int poly_update(void *vctx, const unsigned char *data, size_t datalen)
     poly_mac_ctx *c = vctx;
 
     if (!c->key_set) {
-        CHAPOLY_ERR(PROV_R_NO_KEY_SET, "no key set");
+        CHAPOLY_ERR(PROV_R_NO_KEY_SET, "initialise with a 32-byte key first");
         return 0;
     }
     if (c->updated < 0) {
@@ -126,7 +126,7 @@ static int poly_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
 
     if (!c->key_set || c->updated < 0) {
         CHAPOLY_ERR(PROV_R_NO_KEY_SET, c->key_set ? "tag already produced; supply a new key"
-                                                  : "no key set");
+                                                  : "initialise with a 32-byte key first");
         return 0;
     }
     if (outsize < POLY_TAGLEN) {
