@@ -189,7 +189,7 @@ static void aead_mac_start(aead_ctx *c, unsigned ahead)
 
     chacha_stream_start_otk(c->k, &c->cs, c->nonce, ahead, otk);
     chapoly_poly1305_init(c->k, &c->poly, otk);
-    OPENSSL_cleanse(otk, sizeof(otk));
+    chapoly_wipe(otk, sizeof(otk));
     if (c->aad_buffered > 0)
         chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
     c->aad_buffered = 0;
@@ -375,12 +375,13 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
 
         c->k->poly1305_final(&c->poly, calc);
         ok = CRYPTO_memcmp(calc, c->tag, c->tag_len) == 0;
-        OPENSSL_cleanse(calc, sizeof(calc));
+        chapoly_wipe(calc, sizeof(calc));
         c->tag_set = 0; /* an expected tag serves one message */
         if (!ok)
             CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "tag mismatch: message not authentic");
     }
-    OPENSSL_cleanse(&c->cs.ks, sizeof(c->cs.ks));
+    chapoly_wipe(c->cs.ks, c->cs.ks_len); /* unused keystream; the key stays for re-init */
+    c->cs.ks_pos = c->cs.ks_len = 0;
     return ok;
 }
 

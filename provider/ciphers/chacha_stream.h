@@ -64,6 +64,24 @@ static inline void chacha_stream_start_otk(const chapoly_kernels *k, chacha_stre
     s->cn[0] = 1 + ahead;
 }
 
+/* out = in ^ ks, eight bytes at a time; out may equal in. */
+static inline void chacha_xor_bytes(uint8_t *out, const uint8_t *in, const uint8_t *ks,
+                                    size_t n)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t a, b;
+
+        memcpy(&a, in + i, 8);
+        memcpy(&b, ks + i, 8);
+        a ^= b;
+        memcpy(out + i, &a, 8);
+    }
+    for (; i < n; i++)
+        out[i] = in[i] ^ ks[i];
+}
+
 static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
                                      uint8_t *out, const uint8_t *in, size_t len)
 {
@@ -72,8 +90,7 @@ static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
 
         if (n > len)
             n = len;
-        for (size_t i = 0; i < n; i++)
-            out[i] = in[i] ^ s->ks[s->ks_pos + i];
+        chacha_xor_bytes(out, in, s->ks + s->ks_pos, n);
         s->ks_pos += (unsigned)n;
         in += n;
         out += n;
@@ -95,8 +112,7 @@ static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
         memset(s->ks, 0, 64);
         k->chacha20_xor(s->ks, s->ks, 64, s->key, s->cn);
         chacha_stream_advance(s, 1);
-        for (size_t i = 0; i < len; i++)
-            out[i] = in[i] ^ s->ks[i];
+        chacha_xor_bytes(out, in, s->ks, len);
         s->ks_pos = (unsigned)len;
         s->ks_len = 64;
     }
