@@ -1,0 +1,463 @@
+/*
+ * Poly1305 with AVX2, radix 2^26 in four 64-bit lanes (vpmuludq), for the
+ * "avx2" level and for the AVX-512 levels on CPUs without IFMA.
+ *
+ * Short calls run the scalar radix-2^64 code (poly1305_scalar.h). Longer
+ * ones put block 4i + j in lane j and step two batches at a time,
+ *   h <- h * r^8 + m1 * r^4 + m2,
+ * where m1 * r^4 does not depend on h: one multiply and one carry chain on
+ * the critical path per 128 bytes (a single step h * r^4 + m was latency
+ * bound at 45 cycles per 64 bytes here). The message limbs of m2 start the
+ * product sums. As in poly1305_avx512.c the lanes stay pending across
+ * calls that end on a whole batch; the hash is then sum_j H_j r^(4-j). A
+ * call that ends with k = 1..3 extra blocks puts them in the last k lanes
+ * and applies the final powers at once:
+ *   hash = sum_j H_j (r^(4-j) r^k) + M_j r^(4-j).
+ *
+ * Limbs: h = sum h_i 2^(26 i), i = 0..4; 2^130 == 5, so the wrapped terms use
+ * s_i = 5 r_i. Every limb that enters vpmuludq is below 2^32 (bounds at
+ * avx2_carry).
+ */
+#include <immintrin.h>
+#include "kernels_impl.h"
+#include "poly1305_scalar.h"
+
+/* Block count at which the vector path takes over (set by measurement). */
+#ifndef AVX2_MIN4
+#define AVX2_MIN4 32
+#endif
+/*
+ * Once the powers exist or AVX2_STREAM blocks went scalar, calls from
+ * AVX2_WARM blocks take the vector path (see IFMA_WARM in
+ * poly1305_avx512.c for why not lower).
+ */
+#ifndef AVX2_STREAM
+#define AVX2_STREAM 32
+#endif
+#ifndef AVX2_WARM
+#define AVX2_WARM 16
+#endif
+
+/* ---- priv layout (64-bit words) ---- */
+#define W_H 0      /* h0 h1 h2, radix 2^64: the hash when no lanes pend */
+#define W_KEY 3    /* r0 r1 s1 */
+#define W_PAD 6    /* s0 s1 */
+#define W_STATE 8  /* ST_* bits */
+#define W_SCALAR 9 /* blocks hashed by the scalar path since init */
+#define W_LANES 16 /* 5 limbs x 4 lanes */
+#define W_POW 36   /* limb l of r^(4-i) at W_POW + 4 l + i, l = 0..4 */
+#define W_POW5 56  /* 5 x limb l (l = 1..4) at W_POW5 + 4 (l-1) + i */
+#define W_R4 72    /* r^4 in every lane: 9 vectors r0..r4, s1..s4 */
+#define W_R8 108   /* r^8 the same way */
+#define W_END 144
+
+#define ST_L4 1u  /* lanes pending */
+#define ST_POW 2u /* the tables above are filled */
+
+_Static_assert(W_END <= POLY1305_PRIV_WORDS, "AVX2 state must fit priv");
+_Static_assert(W_LANES % 4 == 0 && W_POW % 4 == 0 && W_POW5 % 4 == 0 &&
+               W_R4 % 4 == 0 && W_R8 % 4 == 0 && W_END % 4 == 0,
+               "vector tables must be 32-byte aligned");
+_Static_assert(AVX2_MIN4 >= 4 && AVX2_WARM >= 4,
+               "the first vector batch needs 4 blocks");
+
+#define M26 0x3ffffffULL
+
+/*
+ * Named fields, not arrays: GCC 12 moved array-of-vector structs through
+ * general registers and the stack here.
+ */
+typedef struct {
+    __m256i l0, l1, l2, l3, l4;
+} v5;
+
+typedef struct {
+    __m256i r0, r1, r2, r3, r4, s1, s2, s3, s4; /* s_i = 5 r_i */
+} vkey5;
+
+CHAPOLY_INLINE __m256i times5(__m256i x)
+{
+    return _mm256_add_epi64(x, _mm256_slli_epi64(x, 2));
+}
+
+CHAPOLY_INLINE vkey5 key5_of(v5 r)
+{
+    vkey5 k = { r.l0, r.l1, r.l2, r.l3, r.l4,
+                times5(r.l1), times5(r.l2), times5(r.l3), times5(r.l4) };
+    return k;
+}
+
+CHAPOLY_INLINE v5 v5_zero(void)
+{
+    __m256i z = _mm256_setzero_si256();
+    v5 r = { z, z, z, z, z };
+    return r;
+}
+
+#define MUL _mm256_mul_epu32
+#define ADD _mm256_add_epi64
+
+/* d += h * k, products of the low 32 bits of each lane. */
+CHAPOLY_INLINE v5 avx2_mad(v5 d, v5 x, const vkey5 *k)
+{
+    d.l0 = ADD(d.l0, ADD(ADD(MUL(x.l0, k->r0), MUL(x.l1, k->s4)),
+                         ADD(ADD(MUL(x.l2, k->s3), MUL(x.l3, k->s2)), MUL(x.l4, k->s1))));
+    d.l1 = ADD(d.l1, ADD(ADD(MUL(x.l0, k->r1), MUL(x.l1, k->r0)),
+                         ADD(ADD(MUL(x.l2, k->s4), MUL(x.l3, k->s3)), MUL(x.l4, k->s2))));
+    d.l2 = ADD(d.l2, ADD(ADD(MUL(x.l0, k->r2), MUL(x.l1, k->r1)),
+                         ADD(ADD(MUL(x.l2, k->r0), MUL(x.l3, k->s4)), MUL(x.l4, k->s3))));
+    d.l3 = ADD(d.l3, ADD(ADD(MUL(x.l0, k->r3), MUL(x.l1, k->r2)),
+                         ADD(ADD(MUL(x.l2, k->r1), MUL(x.l3, k->r0)), MUL(x.l4, k->s4))));
+    d.l4 = ADD(d.l4, ADD(ADD(MUL(x.l0, k->r4), MUL(x.l1, k->r3)),
+                         ADD(ADD(MUL(x.l2, k->r2), MUL(x.l3, k->r1)), MUL(x.l4, k->r0))));
+    return d;
+}
+
+/*
+ * Lazy carry, two interleaved chains. Inputs to avx2_mad have limbs below
+ * 2^27, multipliers r_i < 2^26.4, s_i < 2^28.8; with at most two whole
+ * multiplies summed plus a message limb, d_i < 2^60. Output limbs:
+ * h0, h2, h3 < 2^26, h1 < 2^26 + 2^11, h4 < 2^26 + 2^8.
+ */
+CHAPOLY_INLINE v5 avx2_carry(v5 d)
+{
+    const __m256i m = _mm256_set1_epi64x((long long)M26);
+    __m256i c;
+
+    c = _mm256_srli_epi64(d.l3, 26); d.l3 = _mm256_and_si256(d.l3, m); d.l4 = ADD(d.l4, c);
+    c = _mm256_srli_epi64(d.l0, 26); d.l0 = _mm256_and_si256(d.l0, m); d.l1 = ADD(d.l1, c);
+    c = _mm256_srli_epi64(d.l4, 26); d.l4 = _mm256_and_si256(d.l4, m); d.l0 = ADD(d.l0, times5(c));
+    c = _mm256_srli_epi64(d.l1, 26); d.l1 = _mm256_and_si256(d.l1, m); d.l2 = ADD(d.l2, c);
+    c = _mm256_srli_epi64(d.l0, 26); d.l0 = _mm256_and_si256(d.l0, m); d.l1 = ADD(d.l1, c);
+    c = _mm256_srli_epi64(d.l2, 26); d.l2 = _mm256_and_si256(d.l2, m); d.l3 = ADD(d.l3, c);
+    c = _mm256_srli_epi64(d.l3, 26); d.l3 = _mm256_and_si256(d.l3, m); d.l4 = ADD(d.l4, c);
+    return d;
+}
+
+/* h * k + m, carried. */
+CHAPOLY_INLINE v5 avx2_mul(v5 h, const vkey5 *k, v5 m)
+{
+    return avx2_carry(avx2_mad(m, h, k));
+}
+
+/* 4 blocks from two 32-byte loads -> lane j = block j. */
+CHAPOLY_INLINE v5 msg_split(__m256i y0, __m256i y1, __m256i padv)
+{
+    const __m256i m = _mm256_set1_epi64x((long long)M26);
+    __m256i lo = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(y0, y1), 0xd8);
+    __m256i hi = _mm256_permute4x64_epi64(_mm256_unpackhi_epi64(y0, y1), 0xd8);
+    v5 r = { _mm256_and_si256(lo, m),
+             _mm256_and_si256(_mm256_srli_epi64(lo, 26), m),
+             _mm256_and_si256(_mm256_or_si256(_mm256_srli_epi64(lo, 52),
+                                              _mm256_slli_epi64(hi, 12)), m),
+             _mm256_and_si256(_mm256_srli_epi64(hi, 14), m),
+             _mm256_or_si256(_mm256_srli_epi64(hi, 40), padv) };
+    return r;
+}
+
+CHAPOLY_INLINE v5 load4(const uint8_t *in, __m256i padv)
+{
+    return msg_split(_mm256_loadu_si256((const __m256i *)in),
+                     _mm256_loadu_si256((const __m256i *)(in + 32)), padv);
+}
+
+/*
+ * k (1..3) blocks at in -> lanes 4-k..3. Read as the last k blocks of a
+ * 4-block batch starting 16 (4 - k) bytes before in, with the bytes before
+ * in masked off (vpmaskmovq does not touch masked-off elements, so nothing
+ * outside [in, in + 16 k) is read).
+ */
+CHAPOLY_INLINE v5 load_last(const uint8_t *in, unsigned k, uint64_t padbit)
+{
+    const __m256i iota = _mm256_setr_epi64x(0, 1, 2, 3);
+    /* qword q of the virtual batch is used when q >= 8 - 2k */
+    __m256i lim = _mm256_set1_epi64x(7 - 2 * (long long)k);
+    __m256i u0 = _mm256_cmpgt_epi64(iota, lim);
+    __m256i u1 = _mm256_cmpgt_epi64(_mm256_add_epi64(iota, _mm256_set1_epi64x(4)), lim);
+    uintptr_t base = (uintptr_t)in - 16 * (uintptr_t)(4 - k);
+    __m256i y0 = _mm256_maskload_epi64((const long long *)base, u0);
+    __m256i y1 = _mm256_maskload_epi64((const long long *)(base + 32), u1);
+    /* lanes j >= 4 - k carry a block */
+    __m256i used = _mm256_cmpgt_epi64(iota, _mm256_set1_epi64x(3 - (long long)k));
+
+    return msg_split(y0, y1, _mm256_and_si256(used,
+                                              _mm256_set1_epi64x((long long)(padbit << 24))));
+}
+
+#define LD(w) _mm256_load_si256((const __m256i *)(w))
+
+CHAPOLY_INLINE vkey5 pow_vec(const uint64_t *p)
+{
+    const uint64_t *t = p + W_POW, *s = p + W_POW5;
+    vkey5 k = { LD(t), LD(t + 4), LD(t + 8), LD(t + 12), LD(t + 16),
+                LD(s), LD(s + 4), LD(s + 8), LD(s + 12) };
+    return k;
+}
+
+/*
+ * r^e (1..4) in every lane, by whole-vector loads and a permute: the table
+ * may have been written by vector stores moments ago, and a narrower load
+ * from a pending vector store is not forwarded on AMD Zen.
+ */
+CHAPOLY_INLINE vkey5 pow_bcast(const uint64_t *p, unsigned e)
+{
+    const uint64_t *t = p + W_POW, *s = p + W_POW5;
+    long long j = 4 - (long long)e;
+    const __m256i idx = _mm256_set1_epi64x((2 * j) | ((2 * j + 1) << 32));
+#define B(w) _mm256_permutevar8x32_epi32(LD(w), idx)
+    vkey5 k = { B(t), B(t + 4), B(t + 8), B(t + 12), B(t + 16),
+                B(s), B(s + 4), B(s + 8), B(s + 12) };
+#undef B
+    return k;
+}
+
+/* Radix 2^64 (h2 <= 4) -> five 26-bit limbs (the top one up to 2^26.4). */
+CHAPOLY_INLINE void to26(uint64_t l[5], uint64_t h0, uint64_t h1, uint64_t h2)
+{
+    l[0] = h0 & M26;
+    l[1] = (h0 >> 26) & M26;
+    l[2] = ((h0 >> 52) | (h1 << 12)) & M26;
+    l[3] = (h1 >> 14) & M26;
+    l[4] = (h1 >> 40) | (h2 << 24);
+}
+
+CHAPOLY_INLINE void key5_store(uint64_t *w, const vkey5 *k)
+{
+    _mm256_store_si256((__m256i *)w, k->r0);
+    _mm256_store_si256((__m256i *)(w + 4), k->r1);
+    _mm256_store_si256((__m256i *)(w + 8), k->r2);
+    _mm256_store_si256((__m256i *)(w + 12), k->r3);
+    _mm256_store_si256((__m256i *)(w + 16), k->r4);
+    _mm256_store_si256((__m256i *)(w + 20), k->s1);
+    _mm256_store_si256((__m256i *)(w + 24), k->s2);
+    _mm256_store_si256((__m256i *)(w + 28), k->s3);
+    _mm256_store_si256((__m256i *)(w + 32), k->s4);
+}
+
+/*
+ * Key powers, once per key: r^1..r^4 with the scalar multiply, then r^8 =
+ * r^4 r^4 in vector form. The vectors are built in registers (a vector load
+ * of words just written by scalar stores is not forwarded: it waits for the
+ * stores to reach the cache).
+ */
+static __attribute__((noinline)) void avx2_powers(uint64_t *p)
+{
+    sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
+    sc_hash x = { k.r0, k.r1, 0 };
+    uint64_t l[4][5]; /* l[e - 1] = limbs of r^e */
+
+    for (unsigned e = 0; e < 4; e++) {
+        if (e > 0)
+            x = sc_mul_r(x, k);
+        to26(l[e], x.h0, x.h1, x.h2);
+    }
+#define LANES(i) _mm256_setr_epi64x((long long)l[3][i], (long long)l[2][i], \
+                                    (long long)l[1][i], (long long)l[0][i])
+    v5 v = { LANES(0), LANES(1), LANES(2), LANES(3), LANES(4) };
+#undef LANES
+#define R4(i) _mm256_set1_epi64x((long long)l[3][i])
+    v5 r4 = { R4(0), R4(1), R4(2), R4(3), R4(4) };
+#undef R4
+    vkey5 kv = key5_of(v), k4 = key5_of(r4);
+    vkey5 k8 = key5_of(avx2_mul(r4, &k4, v5_zero()));
+
+    _mm256_store_si256((__m256i *)(p + W_POW), kv.r0);
+    _mm256_store_si256((__m256i *)(p + W_POW + 4), kv.r1);
+    _mm256_store_si256((__m256i *)(p + W_POW + 8), kv.r2);
+    _mm256_store_si256((__m256i *)(p + W_POW + 12), kv.r3);
+    _mm256_store_si256((__m256i *)(p + W_POW + 16), kv.r4);
+    _mm256_store_si256((__m256i *)(p + W_POW5), kv.s1);
+    _mm256_store_si256((__m256i *)(p + W_POW5 + 4), kv.s2);
+    _mm256_store_si256((__m256i *)(p + W_POW5 + 8), kv.s3);
+    _mm256_store_si256((__m256i *)(p + W_POW5 + 12), kv.s4);
+    key5_store(p + W_R4, &k4);
+    key5_store(p + W_R8, &k8);
+    p[W_STATE] |= ST_POW;
+}
+
+CHAPOLY_INLINE uint64_t hsum(__m256i x)
+{
+    __m128i s = _mm_add_epi64(_mm256_castsi256_si128(x), _mm256_extracti128_si256(x, 1));
+    s = _mm_add_epi64(s, _mm_unpackhi_epi64(s, s));
+    return (uint64_t)_mm_cvtsi128_si64(s);
+}
+
+/*
+ * Sum the lanes of uncarried product sums (each below 2^60, so the sums of
+ * four lanes fit 64 bits) into a radix-2^64 hash with h2 <= 4: the final
+ * products need no vector carry.
+ */
+CHAPOLY_INLINE sc_hash acc_to_scalar(v5 d)
+{
+    uint64_t l0 = hsum(d.l0), l1 = hsum(d.l1), l2 = hsum(d.l2),
+             l3 = hsum(d.l3), l4 = hsum(d.l4);
+    sc_u128 t = (sc_u128)l0 + ((sc_u128)l1 << 26) + ((sc_u128)l2 << 52);
+    uint64_t w0 = (uint64_t)t;
+
+    /* limb 3 sits at 2^78 = 2^64 2^14, limb 4 at 2^104 = 2^64 2^40 */
+    t = (t >> 64) + ((sc_u128)l3 << 14) + ((sc_u128)l4 << 40);
+    return sc_fold(w0, (uint64_t)t, (uint64_t)(t >> 64));
+}
+
+CHAPOLY_INLINE v5 v5_load(const uint64_t *w)
+{
+    v5 h = { LD(w), LD(w + 4), LD(w + 8), LD(w + 12), LD(w + 16) };
+    return h;
+}
+
+CHAPOLY_INLINE void v5_store(uint64_t *w, v5 h)
+{
+    _mm256_store_si256((__m256i *)w, h.l0);
+    _mm256_store_si256((__m256i *)(w + 4), h.l1);
+    _mm256_store_si256((__m256i *)(w + 8), h.l2);
+    _mm256_store_si256((__m256i *)(w + 12), h.l3);
+    _mm256_store_si256((__m256i *)(w + 16), h.l4);
+}
+
+/* Final powers plus k (0..3) more blocks at in; radix-2^64 hash into p. */
+static __attribute__((noinline)) void finish4(uint64_t *p, v5 h,
+                                              const uint8_t *in, unsigned k,
+                                              uint64_t padbit)
+{
+    vkey5 v = pow_vec(p);
+    sc_hash r;
+
+    v5 d;
+
+    if (k == 0) {
+        d = avx2_mad(v5_zero(), h, &v);
+    } else {
+        vkey5 rk = pow_bcast(p, k);
+        v5 t = { v.r0, v.r1, v.r2, v.r3, v.r4 };
+        vkey5 q = key5_of(avx2_mul(t, &rk, v5_zero()));
+        d = avx2_mad(avx2_mad(v5_zero(), load_last(in, k, padbit), &v), h, &q);
+    }
+    r = acc_to_scalar(d);
+    put64(p + W_H, r.h0);
+    put64(p + W_H + 1, r.h1);
+    put64(p + W_H + 2, r.h2);
+}
+
+/* Out of line, so short scalar calls do not pay its frame. */
+static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
+                                           size_t nb, uint64_t padbit)
+{
+    const __m256i padv = _mm256_set1_epi64x((long long)(padbit << 24));
+    unsigned st;
+    v5 h;
+
+    if (!(p[W_STATE] & ST_POW))
+        avx2_powers(p);
+    st = (unsigned)p[W_STATE];
+    if (st & ST_L4) {
+        h = v5_load(p + W_LANES);
+    } else { /* scalar hash, nb >= 4: it joins block 0 in lane 0 */
+        uint64_t l[5];
+
+        to26(l, p[W_H], p[W_H + 1], p[W_H + 2]);
+        h = load4(in, padv);
+#define LANE0(x) _mm256_setr_epi64x((long long)(x), 0, 0, 0)
+        h.l0 = ADD(h.l0, LANE0(l[0]));
+        h.l1 = ADD(h.l1, LANE0(l[1]));
+        h.l2 = ADD(h.l2, LANE0(l[2]));
+        h.l3 = ADD(h.l3, LANE0(l[3]));
+        h.l4 = ADD(h.l4, LANE0(l[4]));
+#undef LANE0
+        in += 64;
+        nb -= 4;
+    }
+
+    /*
+     * The multipliers are read from the state on every use (the barrier
+     * stops GCC from hoisting them into registers it then spills): with
+     * 16 ymm registers they would otherwise be copied to the stack, and
+     * key material would stay there after return.
+     */
+    const vkey5 *r4 = (const vkey5 *)(p + W_R4), *r8 = (const vkey5 *)(p + W_R8);
+    while (nb >= 8) {
+        __asm__ volatile("" : : : "memory");
+        v5 d = avx2_mad(load4(in + 64, padv), load4(in, padv), r4);
+        h = avx2_carry(avx2_mad(d, h, r8));
+        in += 128;
+        nb -= 8;
+    }
+    if (nb >= 4) {
+        h = avx2_mul(h, r4, load4(in, padv));
+        in += 64;
+        nb -= 4;
+    }
+    if (nb == 0) {
+        v5_store(p + W_LANES, h);
+        st |= ST_L4;
+    } else {
+        finish4(p, h, in, (unsigned)nb, padbit);
+        st &= ~ST_L4;
+    }
+    p[W_STATE] = st;
+}
+
+/* Zero n words (a multiple of 4); the barrier keeps the stores. */
+static void wipe_words(uint64_t *p, size_t n)
+{
+    const __m256i z = _mm256_setzero_si256();
+
+    for (size_t i = 0; i < n; i += 4) {
+        _mm256_store_si256((__m256i *)(p + i), z);
+        /* per store: GCC turns the bare loop into rep stos */
+        __asm__ volatile("" : : "r"(p + i) : "memory");
+    }
+}
+
+void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32])
+{
+    uint64_t *p = st->priv;
+    sc_key k = sc_key_from_bytes(key);
+
+    put64(p + W_H, 0);
+    put64(p + W_H + 1, 0);
+    put64(p + W_H + 2, 0);
+    put64(p + W_KEY, k.r0);
+    put64(p + W_KEY + 1, k.r1);
+    put64(p + W_KEY + 2, k.s1);
+    put64(p + W_PAD, load64_le(key + 16));
+    put64(p + W_PAD + 1, load64_le(key + 24));
+    put64(p + W_STATE, 0);
+    put64(p + W_SCALAR, 0);
+}
+
+void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
+                          unsigned padbit)
+{
+    uint64_t *p = st->priv;
+    size_t nb = len / POLY1305_BLOCK_BYTES;
+    uint64_t pad = padbit ? 1 : 0;
+    unsigned s = (unsigned)p[W_STATE];
+
+    if (nb == 0)
+        return;
+    if ((s & ST_L4) || nb >= AVX2_MIN4 ||
+        (nb >= AVX2_WARM && ((s & ST_POW) || p[W_SCALAR] >= AVX2_STREAM))) {
+        run4(p, in, nb, pad);
+    } else {
+        sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
+        sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
+
+        h = sc_blocks(h, k, in, nb, pad);
+        put64(p + W_H, h.h0);
+        put64(p + W_H + 1, h.h1);
+        put64(p + W_H + 2, h.h2);
+        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+    }
+}
+
+void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16])
+{
+    uint64_t *p = st->priv;
+    unsigned s = (unsigned)p[W_STATE];
+
+    if (s & ST_L4)
+        finish4(p, v5_load(p + W_LANES), NULL, 0, 0);
+    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
+    sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
+    wipe_words(p, s & ST_POW ? W_END : W_LANES);
+}

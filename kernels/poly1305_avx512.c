@@ -1,0 +1,742 @@
+/*
+ * Poly1305 with AVX-512 IFMA (vpmadd52luq/huq), radix 2^44, for the
+ * "avx512" and "avx512vl" levels (entry points at the end of the file fall
+ * back to poly1305_avx2.c on CPUs without IFMA).
+ *
+ * Paths by the number of 16-byte blocks nb in one blocks() call (measured
+ * crossovers on the development machine, whole MAC, core cycles):
+ *   nb <  IFMA_MIN8   scalar radix 2^64 (poly1305_scalar.h): no key powers,
+ *                     nothing to convert (~14 cycles per block);
+ *   nb <  IFMA_MIN16  one 8-lane accumulator stepping by r^8;
+ *   otherwise         two 8-lane accumulators A, B (blocks 16i..16i+7 and
+ *                     16i+8..16i+15) stepping by r^16, which hides the
+ *                     latency of one multiply + carry chain.
+ * The vector paths cost ~90 (r^1..r^8) or ~135 (r^1..r^16) cycles of key
+ * powers plus ~40-100 to fold the lanes at the end; that fixed cost, not
+ * the per-block rate, sets the thresholds.
+ *
+ * Each step computes h <- h * r^n + m: the message limbs are the initial
+ * value of the low IFMA accumulators, so adding them costs nothing.
+ *
+ * Lanes stay pending across blocks() calls: a call that ends on a whole
+ * batch stores the lanes (not yet multiplied by their final powers) and the
+ * next call continues stepping. The lanes are folded into one radix-2^64
+ * hash only when a call ends with a partial batch, or at final. With pending
+ * lanes the hash is
+ *   8 lanes C:      sum_j C_j r^(8-j)
+ *   16 lanes A, B:  sum_j A_j r^(16-j) + B_j r^(8-j)     (j = 0..7)
+ * so A = 0, B = C turns the first form into the second.
+ *
+ * A partial last batch of k blocks is placed in the last k lanes (powers
+ * r^k..r^1) and folded in together with the final powers:
+ *   hash = sum_j A_j (r^(16-j) r^k) + MA_j r^(16-j) + (same for B, C)
+ * where r^k times the power vector does not depend on the hash, so the
+ * chain after the last full batch is one multiply long.
+ *
+ * Key powers r^1..r^8 (and r^9..r^16 when 16 lanes are used) are computed
+ * the first time a call needs them, then kept until final: init only stores
+ * r and s, since the AEAD rekeys for every message.
+ *
+ * Radix 2^44 limbs: h = h0 + 2^44 h1 + 2^88 h2. 2^132 = 4 * 2^130 == 20, so
+ * the wrapped terms use s_i = 20 r_i. IFMA multiplies the low 52 bits of
+ * its inputs; every limb that enters a multiply is kept below 2^52 (bounds
+ * at ifma_carry).
+ */
+#include <immintrin.h>
+#include "kernels_impl.h"
+#include "poly1305_scalar.h"
+
+/* Block counts at which the vector paths take over (set by measurement). */
+#ifndef IFMA_MIN8
+#define IFMA_MIN8 18
+#endif
+#ifndef IFMA_MIN16
+#define IFMA_MIN16 40
+#endif
+/*
+ * Streaming: once this many blocks went through the scalar path, or once
+ * the key powers exist, a call of IFMA_WARM blocks or more takes a vector
+ * path, so a stream of moderate updates reaches the vector code. Not
+ * lower: an update that is not a whole number of blocks makes a 1-block
+ * call, which folds pending lanes back to scalar (~100 cycles); a vector
+ * re-entry must win that back.
+ */
+#ifndef IFMA_STREAM
+#define IFMA_STREAM 32
+#endif
+#ifndef IFMA_WARM
+#define IFMA_WARM 16
+#endif
+
+/* ---- priv layout (64-bit words) ---- */
+#define W_H 0       /* h0 h1 h2, radix 2^64: the hash when no lanes pend */
+#define W_KEY 3     /* r0 r1 s1 (radix 2^64, clamped) */
+#define W_PAD 6     /* s0 s1: the pad added at final */
+#define W_STATE 8   /* ST_* bits */
+#define W_SCALAR 9  /* blocks hashed by the scalar path since init */
+#define W_LANES 16  /* A: 3 limbs x 8 lanes, then B (C of 8-lane mode = B) */
+#define W_POW 64    /* limb l of r^(16-i) at W_POW + 16 l + i, i = 0..15 */
+#define W_POW20 112 /* 20 x limb l (l = 1, 2) at W_POW20 + 16 (l-1) + i */
+#define W_END 144
+
+#define ST_L8 1u     /* 8 lanes pending in B */
+#define ST_L16 2u    /* 16 lanes pending in A, B */
+#define ST_POW8 4u   /* r^1..r^8 in the table (i = 8..15) */
+#define ST_POW16 8u  /* r^9..r^16 in the table (i = 0..7) */
+
+_Static_assert(W_END <= POLY1305_PRIV_WORDS, "IFMA state must fit priv");
+_Static_assert(IFMA_MIN8 >= 8 && IFMA_MIN16 >= 16 && IFMA_WARM >= 16,
+               "a vector run starts with one whole batch");
+_Static_assert(W_LANES % 8 == 0 && W_POW % 8 == 0 && W_POW20 % 8 == 0,
+               "vector tables must be 64-byte aligned");
+
+#define M44 0xfffffffffffULL
+#define M42 0x3ffffffffffULL
+
+/*
+ * zmm16-31 are not cleared by vzeroupper. The compiler uses them freely in
+ * the vector paths, so those paths zero them before returning: nothing of
+ * the hash or key stays there, and the caller sees a clean upper state.
+ */
+#define R16_23 "xmm16", "xmm17", "xmm18", "xmm19", "xmm20", "xmm21", "xmm22", "xmm23"
+#define R24_31 "xmm24", "xmm25", "xmm26", "xmm27", "xmm28", "xmm29", "xmm30", "xmm31"
+#define ZX(n) "vpxord %%xmm" #n ", %%xmm" #n ", %%xmm" #n "\n\t"
+CHAPOLY_INLINE void zero_zmm16_31(void)
+{
+    __asm__ volatile(ZX(16) ZX(17) ZX(18) ZX(19) ZX(20) ZX(21) ZX(22) ZX(23)
+                     ZX(24) ZX(25) ZX(26) ZX(27) ZX(28) ZX(29) ZX(30) ZX(31)
+                     : : : R16_23, R24_31, "memory");
+}
+
+/* 8 lanes of radix-2^44 values. */
+typedef struct {
+    __m512i l0, l1, l2;
+} v3;
+
+/* A multiplier: limbs and their multiples by 20. */
+typedef struct {
+    __m512i r0, r1, r2, s1, s2;
+} vkey;
+
+/* Unreduced products: limb i is lo_i + 2^52 hi_i at weight 2^(44 i). */
+typedef struct {
+    __m512i lo0, lo1, lo2, hi0, hi1, hi2;
+} vacc;
+
+CHAPOLY_INLINE __m512i times20(__m512i x)
+{
+    return _mm512_add_epi64(_mm512_slli_epi64(x, 4), _mm512_slli_epi64(x, 2));
+}
+
+CHAPOLY_INLINE vkey key_of(v3 r)
+{
+    vkey k = { r.l0, r.l1, r.l2, times20(r.l1), times20(r.l2) };
+    return k;
+}
+
+CHAPOLY_INLINE v3 v3_zero(void)
+{
+    v3 z = { _mm512_setzero_si512(), _mm512_setzero_si512(),
+             _mm512_setzero_si512() };
+    return z;
+}
+
+CHAPOLY_INLINE vacc acc_init(v3 m)
+{
+    __m512i z = _mm512_setzero_si512();
+    vacc a = { m.l0, m.l1, m.l2, z, z, z };
+    return a;
+}
+
+/*
+ * a += h * k. Terms of h2 first, then h0, then h1: that is the order in
+ * which ifma_carry produces the limbs of the previous step.
+ */
+CHAPOLY_INLINE vacc acc_mad(vacc a, v3 h, const vkey *k)
+{
+    a.lo0 = _mm512_madd52lo_epu64(a.lo0, h.l2, k->s1);
+    a.hi0 = _mm512_madd52hi_epu64(a.hi0, h.l2, k->s1);
+    a.lo1 = _mm512_madd52lo_epu64(a.lo1, h.l2, k->s2);
+    a.hi1 = _mm512_madd52hi_epu64(a.hi1, h.l2, k->s2);
+    a.lo2 = _mm512_madd52lo_epu64(a.lo2, h.l2, k->r0);
+    a.hi2 = _mm512_madd52hi_epu64(a.hi2, h.l2, k->r0);
+
+    a.lo0 = _mm512_madd52lo_epu64(a.lo0, h.l0, k->r0);
+    a.hi0 = _mm512_madd52hi_epu64(a.hi0, h.l0, k->r0);
+    a.lo1 = _mm512_madd52lo_epu64(a.lo1, h.l0, k->r1);
+    a.hi1 = _mm512_madd52hi_epu64(a.hi1, h.l0, k->r1);
+    a.lo2 = _mm512_madd52lo_epu64(a.lo2, h.l0, k->r2);
+    a.hi2 = _mm512_madd52hi_epu64(a.hi2, h.l0, k->r2);
+
+    a.lo0 = _mm512_madd52lo_epu64(a.lo0, h.l1, k->s2);
+    a.hi0 = _mm512_madd52hi_epu64(a.hi0, h.l1, k->s2);
+    a.lo1 = _mm512_madd52lo_epu64(a.lo1, h.l1, k->r0);
+    a.hi1 = _mm512_madd52hi_epu64(a.hi1, h.l1, k->r0);
+    a.lo2 = _mm512_madd52lo_epu64(a.lo2, h.l1, k->r1);
+    a.hi2 = _mm512_madd52hi_epu64(a.hi2, h.l1, k->r1);
+    return a;
+}
+
+/*
+ * Carry one multiply (ifma_mul) into limbs. Bounds: the hash limbs are
+ * h0, h1 < 2^45, h2 < 2^43.5 (a message plus a converted scalar hash at
+ * worst), the key power r0, r1 < 2^44.01, r2 < 2^42.01, s < 2^48.4, plus a
+ * message limb below 2^44: lo_i < 2^54, hi_0 < 2^42, hi_1 < 2^41,
+ * hi_2 < 2^39, so c = bits >= 130 < 2^50 and 5c fits the 52-bit IFMA
+ * input. Output: h0 < 2^44, h1 < 2^44 + 2^8, h2 < 2^42.
+ */
+CHAPOLY_INLINE v3 ifma_carry(vacc a)
+{
+    const __m512i m44 = _mm512_set1_epi64((long long)M44);
+    const __m512i m42 = _mm512_set1_epi64((long long)M42);
+    const __m512i five = _mm512_set1_epi64(5);
+    v3 h;
+
+    a.lo1 = _mm512_add_epi64(a.lo1, _mm512_srli_epi64(a.lo0, 44));
+    a.lo1 = _mm512_add_epi64(a.lo1, _mm512_slli_epi64(a.hi0, 8));
+    h.l0 = _mm512_and_si512(a.lo0, m44);
+    a.lo2 = _mm512_add_epi64(a.lo2, _mm512_srli_epi64(a.lo1, 44));
+    a.lo2 = _mm512_add_epi64(a.lo2, _mm512_slli_epi64(a.hi1, 8));
+    h.l1 = _mm512_and_si512(a.lo1, m44);
+    __m512i c = _mm512_add_epi64(_mm512_srli_epi64(a.lo2, 42),
+                                 _mm512_slli_epi64(a.hi2, 10));
+    h.l2 = _mm512_and_si512(a.lo2, m42);
+    h.l0 = _mm512_madd52lo_epu64(h.l0, c, five);
+    h.l1 = _mm512_add_epi64(h.l1, _mm512_srli_epi64(h.l0, 44));
+    h.l0 = _mm512_and_si512(h.l0, m44);
+    return h;
+}
+
+/* h * k + m, carried. */
+CHAPOLY_INLINE v3 ifma_mul(v3 h, const vkey *k, v3 m)
+{
+    return ifma_carry(acc_mad(acc_init(m), h, k));
+}
+
+/*
+ * The same products for latency-bound spots (key powers, final lanes): the
+ * three terms of each sum are independent IFMAs added by a tree (IFMA
+ * latency 4 plus two adds, instead of three dependent IFMAs).
+ */
+CHAPOLY_INLINE vacc acc_mad_tree(vacc a, v3 h, const vkey *k)
+{
+    const __m512i z = _mm512_setzero_si512();
+#define T3(f, x0, y0, x1, y1, x2, y2)                                      \
+    _mm512_add_epi64(_mm512_add_epi64(f(z, x0, y0), f(z, x1, y1)), f(z, x2, y2))
+#define LO _mm512_madd52lo_epu64
+#define HI _mm512_madd52hi_epu64
+    a.lo0 = _mm512_add_epi64(a.lo0, T3(LO, h.l0, k->r0, h.l1, k->s2, h.l2, k->s1));
+    a.hi0 = _mm512_add_epi64(a.hi0, T3(HI, h.l0, k->r0, h.l1, k->s2, h.l2, k->s1));
+    a.lo1 = _mm512_add_epi64(a.lo1, T3(LO, h.l0, k->r1, h.l1, k->r0, h.l2, k->s2));
+    a.hi1 = _mm512_add_epi64(a.hi1, T3(HI, h.l0, k->r1, h.l1, k->r0, h.l2, k->s2));
+    a.lo2 = _mm512_add_epi64(a.lo2, T3(LO, h.l0, k->r2, h.l1, k->r1, h.l2, k->r0));
+    a.hi2 = _mm512_add_epi64(a.hi2, T3(HI, h.l0, k->r2, h.l1, k->r1, h.l2, k->r0));
+#undef LO
+#undef HI
+#undef T3
+    return a;
+}
+
+/*
+ * Carry for key powers: two rounds in which every limb passes its excess
+ * up at the same time (16 cycles of latency instead of 26 for the serial
+ * chain of ifma_carry). Valid for products of two key powers (limbs below
+ * 2^44.01, 2^44.01, 2^42.01 and their 20x): after round one h0 < 2^49,
+ * h1 < 2^47.6, h2 < 2^46; after round two h0 < 2^44 + 2^7, h1 < 2^44 + 2^5,
+ * h2 < 2^42 + 2^4, the same form again.
+ */
+CHAPOLY_INLINE v3 ifma_carry_par(vacc a)
+{
+    const __m512i m44 = _mm512_set1_epi64((long long)M44);
+    const __m512i m42 = _mm512_set1_epi64((long long)M42);
+    __m512i c0 = _mm512_add_epi64(_mm512_srli_epi64(a.lo0, 44), _mm512_slli_epi64(a.hi0, 8));
+    __m512i c1 = _mm512_add_epi64(_mm512_srli_epi64(a.lo1, 44), _mm512_slli_epi64(a.hi1, 8));
+    __m512i c2 = _mm512_add_epi64(_mm512_srli_epi64(a.lo2, 42), _mm512_slli_epi64(a.hi2, 10));
+    __m512i h0 = _mm512_add_epi64(_mm512_and_si512(a.lo0, m44),
+                                  _mm512_add_epi64(c2, _mm512_slli_epi64(c2, 2)));
+    __m512i h1 = _mm512_add_epi64(_mm512_and_si512(a.lo1, m44), c0);
+    __m512i h2 = _mm512_add_epi64(_mm512_and_si512(a.lo2, m42), c1);
+    v3 r;
+
+    c0 = _mm512_srli_epi64(h0, 44);
+    c1 = _mm512_srli_epi64(h1, 44);
+    c2 = _mm512_srli_epi64(h2, 42);
+    r.l0 = _mm512_add_epi64(_mm512_and_si512(h0, m44),
+                            _mm512_add_epi64(c2, _mm512_slli_epi64(c2, 2)));
+    r.l1 = _mm512_add_epi64(_mm512_and_si512(h1, m44), c0);
+    r.l2 = _mm512_add_epi64(_mm512_and_si512(h2, m42), c1);
+    return r;
+}
+
+/* Product of two key powers (vectors of them), latency-optimised. */
+CHAPOLY_INLINE v3 pow_mul(v3 h, const vkey *k)
+{
+    return ifma_carry_par(acc_mad_tree(acc_init(v3_zero()), h, k));
+}
+
+/* Two 128-byte halves of 8 blocks -> lanes of low and high qwords. */
+CHAPOLY_INLINE v3 msg_split(__m512i lo, __m512i hi, __m512i padv)
+{
+    const __m512i m44 = _mm512_set1_epi64((long long)M44);
+    v3 m;
+
+    m.l0 = _mm512_and_si512(lo, m44);
+    /* (lo >> 44 | hi << 20) & m44 */
+    m.l1 = _mm512_ternarylogic_epi64(_mm512_srli_epi64(lo, 44),
+                                     _mm512_slli_epi64(hi, 20), m44, 0xa8);
+    m.l2 = _mm512_or_si512(_mm512_srli_epi64(hi, 24), padv);
+    return m;
+}
+
+/* 8 blocks at in -> lane j = block j. padv = pad bit at 2^40 of limb 2. */
+CHAPOLY_INLINE v3 load8(const uint8_t *in, __m512i padv)
+{
+    const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    const __m512i odd = _mm512_setr_epi64(1, 3, 5, 7, 9, 11, 13, 15);
+    __m512i z0 = _mm512_loadu_si512((const void *)in);
+    __m512i z1 = _mm512_loadu_si512((const void *)(in + 64));
+
+    return msg_split(_mm512_permutex2var_epi64(z0, even, z1),
+                     _mm512_permutex2var_epi64(z0, odd, z1), padv);
+}
+
+/*
+ * n (1..8) blocks at in -> the last n lanes (block i in lane 8 - n + i),
+ * other lanes zero, pad bit only in used lanes. Masked loads read no byte
+ * past in + 16 n.
+ */
+CHAPOLY_INLINE v3 load_last(const uint8_t *in, unsigned n, uint64_t padbit)
+{
+    const __m512i even = _mm512_setr_epi64(0, 2, 4, 6, 8, 10, 12, 14);
+    unsigned q = 2 * n; /* qwords */
+    __mmask8 k0 = (__mmask8)(q >= 8 ? 0xff : (1u << q) - 1);
+    __mmask8 k1 = (__mmask8)(q > 8 ? (1u << (q - 8)) - 1 : 0);
+    __mmask8 used = (__mmask8)(0xffu << (8 - n));
+    __m512i z0 = _mm512_maskz_loadu_epi64(k0, (const void *)in);
+    __m512i z1 = _mm512_maskz_loadu_epi64(k1, (const void *)(in + 64));
+    /* lane j takes qwords 2 (j - 8 + n) and + 1; the index uses 4 bits */
+    __m512i il = _mm512_add_epi64(even, _mm512_set1_epi64(2 * (long long)n - 16));
+    __m512i ih = _mm512_add_epi64(il, _mm512_set1_epi64(1));
+    __m512i lo = _mm512_maskz_permutex2var_epi64(used, z0, il, z1);
+    __m512i hi = _mm512_maskz_permutex2var_epi64(used, z0, ih, z1);
+
+    return msg_split(lo, hi,
+                     _mm512_maskz_set1_epi64(used, (long long)(padbit << 40)));
+}
+
+CHAPOLY_INLINE v3 v3_load(const uint64_t *w)
+{
+    v3 h = { _mm512_load_si512((const void *)w),
+             _mm512_load_si512((const void *)(w + 8)),
+             _mm512_load_si512((const void *)(w + 16)) };
+    return h;
+}
+
+CHAPOLY_INLINE void v3_store(uint64_t *w, v3 h)
+{
+    _mm512_store_si512((void *)w, h.l0);
+    _mm512_store_si512((void *)(w + 8), h.l1);
+    _mm512_store_si512((void *)(w + 16), h.l2);
+}
+
+/* Lane i..i+7 of the power table as a multiplier (i = 0: r^16..r^9). */
+CHAPOLY_INLINE vkey pow_vec(const uint64_t *p, unsigned i)
+{
+    const uint64_t *t = p + W_POW + i, *s = p + W_POW20 + i;
+    vkey k = { _mm512_load_si512((const void *)t),
+               _mm512_load_si512((const void *)(t + 16)),
+               _mm512_load_si512((const void *)(t + 32)),
+               _mm512_load_si512((const void *)s),
+               _mm512_load_si512((const void *)(s + 16)) };
+    return k;
+}
+
+/*
+ * r^e (1..16) in every lane. Whole-vector loads and a permute rather than
+ * broadcast loads of single words: the table may have been written with
+ * vector stores moments ago, and AMD Zen does not forward part of a vector
+ * store to a narrower load.
+ */
+CHAPOLY_INLINE vkey pow_bcast(const uint64_t *p, unsigned e)
+{
+    unsigned i = 16 - e;
+    const uint64_t *t = p + W_POW + (i & 8), *s = p + W_POW20 + (i & 8);
+    const __m512i idx = _mm512_set1_epi64((long long)(i & 7));
+#define PB(w) _mm512_permutexvar_epi64(idx, _mm512_load_si512((const void *)(w)))
+    vkey k = { PB(t), PB(t + 16), PB(t + 32), PB(s), PB(s + 16) };
+#undef PB
+    return k;
+}
+
+static void pow_store(uint64_t *p, unsigned i, const vkey *k)
+{
+    _mm512_store_si512((void *)(p + W_POW + i), k->r0);
+    _mm512_store_si512((void *)(p + W_POW + 16 + i), k->r1);
+    _mm512_store_si512((void *)(p + W_POW + 32 + i), k->r2);
+    _mm512_store_si512((void *)(p + W_POW20 + i), k->s1);
+    _mm512_store_si512((void *)(p + W_POW20 + 16 + i), k->s2);
+}
+
+CHAPOLY_INLINE v3 bcast_lane0(v3 h)
+{
+    const __m512i z = _mm512_setzero_si512();
+    v3 b = { _mm512_permutexvar_epi64(z, h.l0), _mm512_permutexvar_epi64(z, h.l1),
+             _mm512_permutexvar_epi64(z, h.l2) };
+    return b;
+}
+
+/* Lanes in 'sel' take x, the others the value 1. */
+CHAPOLY_INLINE v3 select_or_one(__mmask8 sel, v3 x)
+{
+    v3 w = { _mm512_mask_blend_epi64(sel, _mm512_set1_epi64(1), x.l0),
+             _mm512_maskz_mov_epi64(sel, x.l1),
+             _mm512_maskz_mov_epi64(sel, x.l2) };
+    return w;
+}
+
+/*
+ * Key powers. Lane j of V8 holds r^(8-j); built in three dependent
+ * multiplies from r, r^2 (lanes by parity) and r^4 (upper half), then
+ * V16 = V8 * r^8.
+ */
+static __attribute__((noinline)) void ifma_powers(uint64_t *p,
+                                                  int want16)
+{
+    unsigned st = (unsigned)p[W_STATE];
+    vkey k8;
+
+    if (!(st & ST_POW8)) {
+        uint64_t r0 = p[W_KEY], r1 = p[W_KEY + 1];
+        v3 r = { _mm512_set1_epi64((long long)(r0 & M44)),
+                 _mm512_set1_epi64((long long)(((r0 >> 44) | (r1 << 20)) & M44)),
+                 _mm512_set1_epi64((long long)(r1 >> 24)) };
+        vkey kr = key_of(r);
+        v3 r2 = pow_mul(r, &kr);
+        /* lanes: even j -> r^2, odd j -> r */
+        v3 u = { _mm512_mask_blend_epi64(0xaa, r2.l0, r.l0),
+                 _mm512_mask_blend_epi64(0xaa, r2.l1, r.l1),
+                 _mm512_mask_blend_epi64(0xaa, r2.l2, r.l2) };
+        /* times r^2 in lanes 0, 1, 4, 5 -> r^4 r^3 r^2 r^1 r^4 r^3 r^2 r^1 */
+        vkey w = key_of(select_or_one(0x33, r2));
+        u = pow_mul(u, &w);
+        /* times r^4 in lanes 0..3 -> r^8 .. r^1 */
+        w = key_of(select_or_one(0x0f, bcast_lane0(u)));
+        u = pow_mul(u, &w);
+        k8 = key_of(u);
+        pow_store(p, 8, &k8);
+        st |= ST_POW8;
+    } else if (want16 && !(st & ST_POW16)) {
+        k8 = pow_vec(p, 8);
+    }
+    if (want16 && !(st & ST_POW16)) {
+        v3 v8 = { k8.r0, k8.r1, k8.r2 };
+        vkey r8 = key_of(bcast_lane0(v8));
+        vkey k16 = key_of(pow_mul(v8, &r8));
+        pow_store(p, 0, &k16);
+        st |= ST_POW16;
+    }
+    p[W_STATE] = st;
+}
+
+/*
+ * Sum the lanes of an uncarried accumulator into a radix-2^64 hash with
+ * h2 <= 4. The final products need no vector carry: the lane sums fit in
+ * 64 bits (callers: lo < 2^59, hi < 2^48 after summing 8 lanes) and are
+ * recombined here, with bits 140 and up of hi2 (2^140 == 5 * 2^10) wrapped.
+ */
+CHAPOLY_INLINE sc_hash acc_to_scalar(vacc a)
+{
+    uint64_t lo0 = (uint64_t)_mm512_reduce_add_epi64(a.lo0);
+    uint64_t lo1 = (uint64_t)_mm512_reduce_add_epi64(a.lo1);
+    uint64_t lo2 = (uint64_t)_mm512_reduce_add_epi64(a.lo2);
+    uint64_t hi0 = (uint64_t)_mm512_reduce_add_epi64(a.hi0);
+    uint64_t hi1 = (uint64_t)_mm512_reduce_add_epi64(a.hi1);
+    uint64_t hi2 = (uint64_t)_mm512_reduce_add_epi64(a.hi2);
+    /* weights: lo0 2^0, lo1 2^44, lo2 2^88, hi0 2^52, hi1 2^96, hi2 2^140 */
+    sc_u128 t = (sc_u128)(lo0 + hi2 * 5120) + ((sc_u128)hi0 << 52) + ((sc_u128)lo1 << 44);
+    uint64_t w0 = (uint64_t)t;
+
+    t = (t >> 64) + ((sc_u128)lo2 << 24) + ((sc_u128)hi1 << 32);
+    return sc_fold(w0, (uint64_t)t, (uint64_t)(t >> 64));
+}
+
+/* The scalar hash in radix 2^44, in lane 0 only. */
+CHAPOLY_INLINE v3 scalar_to_lane0(const uint64_t *p)
+{
+    uint64_t h0 = p[W_H], h1 = p[W_H + 1], h2 = p[W_H + 2];
+    v3 h = { _mm512_maskz_set1_epi64(1, (long long)(h0 & M44)),
+             _mm512_maskz_set1_epi64(1, (long long)(((h0 >> 44) | (h1 << 20)) & M44)),
+             _mm512_maskz_set1_epi64(1, (long long)((h1 >> 24) | (h2 << 40))) };
+    return h;
+}
+
+CHAPOLY_INLINE v3 v3_add(v3 a, v3 b)
+{
+    v3 s = { _mm512_add_epi64(a.l0, b.l0), _mm512_add_epi64(a.l1, b.l1),
+             _mm512_add_epi64(a.l2, b.l2) };
+    return s;
+}
+
+CHAPOLY_INLINE void store_scalar(uint64_t *p, sc_hash h)
+{
+    put64(p + W_H, h.h0);
+    put64(p + W_H + 1, h.h1);
+    put64(p + W_H + 2, h.h2);
+}
+
+/*
+ * Final powers for a 16-lane state plus a partial batch of k (0..15) blocks
+ * at in; leaves the radix-2^64 hash in p. All products go into one
+ * accumulator (lane limbs below 2^45 times powers: per lane lo < 2^55.6,
+ * hi < 2^45), summed across lanes without a vector carry.
+ */
+static __attribute__((noinline)) void finish16(uint64_t *p, v3 a, v3 b,
+                                               const uint8_t *in, unsigned k,
+                                               uint64_t padbit)
+{
+    vkey v16 = pow_vec(p, 0), v8 = pow_vec(p, 8);
+    vacc acc = acc_init(v3_zero());
+
+    if (k == 0) {
+        acc = acc_mad_tree(acc_mad_tree(acc, a, &v16), b, &v8);
+    } else {
+        const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
+        vkey rk = pow_bcast(p, k);
+        v3 t16 = { v16.r0, v16.r1, v16.r2 }, t8 = { v8.r0, v8.r1, v8.r2 };
+        vkey q16 = key_of(pow_mul(t16, &rk));
+        vkey q8 = key_of(pow_mul(t8, &rk));
+
+        if (k > 8) {
+            acc = acc_mad(acc, load_last(in, k - 8, padbit), &v16);
+            acc = acc_mad(acc, load8(in + 16 * (k - 8), padv), &v8);
+        } else {
+            acc = acc_mad(acc, load_last(in, k, padbit), &v8);
+        }
+        acc = acc_mad_tree(acc_mad_tree(acc, a, &q16), b, &q8);
+    }
+    store_scalar(p, acc_to_scalar(acc));
+}
+
+/* Same for an 8-lane state and k (0..7) more blocks. */
+static __attribute__((noinline)) void finish8(uint64_t *p, v3 c,
+                                              const uint8_t *in, unsigned k,
+                                              uint64_t padbit)
+{
+    vkey v8 = pow_vec(p, 8);
+    vacc acc = acc_init(v3_zero());
+
+    if (k == 0) {
+        acc = acc_mad_tree(acc, c, &v8);
+    } else {
+        vkey rk = pow_bcast(p, k);
+        v3 t8 = { v8.r0, v8.r1, v8.r2 };
+        vkey q8 = key_of(pow_mul(t8, &rk));
+
+        acc = acc_mad(acc, load_last(in, k, padbit), &v8);
+        acc = acc_mad_tree(acc, c, &q8);
+    }
+    store_scalar(p, acc_to_scalar(acc));
+}
+
+/*
+ * The vector paths stay out of line (also run8, finish*): inlined, their
+ * 64-byte aligned frame and register saves were paid by every short call.
+ */
+static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
+                                            size_t nb, uint64_t padbit)
+{
+    const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
+    unsigned st;
+    v3 a, b;
+
+    ifma_powers(p, 1);
+    st = (unsigned)p[W_STATE];
+    if (st & ST_L16) {
+        a = v3_load(p + W_LANES);
+        b = v3_load(p + W_LANES + 24);
+    } else if (st & ST_L8) {
+        a = v3_zero();
+        b = v3_load(p + W_LANES + 24);
+    } else { /* scalar hash, nb >= 16: it joins block 0 in lane 0 */
+        a = v3_add(load8(in, padv), scalar_to_lane0(p));
+        b = load8(in + 128, padv);
+        in += 256;
+        nb -= 16;
+    }
+
+    vkey r16 = pow_bcast(p, 16);
+    while (nb >= 16) {
+        a = ifma_mul(a, &r16, load8(in, padv));
+        b = ifma_mul(b, &r16, load8(in + 128, padv));
+        in += 256;
+        nb -= 16;
+    }
+    st &= ~(ST_L8 | ST_L16);
+    if (nb == 0) {
+        v3_store(p + W_LANES, a);
+        v3_store(p + W_LANES + 24, b);
+        st |= ST_L16;
+    } else {
+        finish16(p, a, b, in, (unsigned)nb, padbit);
+    }
+    p[W_STATE] = st;
+}
+
+static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
+                                           size_t nb, uint64_t padbit)
+{
+    const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
+    unsigned st;
+    v3 c;
+
+    ifma_powers(p, 0);
+    st = (unsigned)p[W_STATE];
+    if (st & ST_L8) {
+        c = v3_load(p + W_LANES + 24);
+    } else { /* scalar hash, nb >= 8 */
+        c = v3_add(load8(in, padv), scalar_to_lane0(p));
+        in += 128;
+        nb -= 8;
+    }
+
+    vkey r8 = pow_bcast(p, 8);
+    while (nb >= 8) {
+        c = ifma_mul(c, &r8, load8(in, padv));
+        in += 128;
+        nb -= 8;
+    }
+    st &= ~(ST_L8 | ST_L16);
+    if (nb == 0) {
+        v3_store(p + W_LANES + 24, c);
+        st |= ST_L8;
+    } else {
+        finish8(p, c, in, (unsigned)nb, padbit);
+    }
+    p[W_STATE] = st;
+}
+
+/*
+ * Zero n words (a multiple of 8) with aligned vector stores; the barrier
+ * keeps the stores (the state may never be read again). rep stos (what GCC
+ * makes of memset here) cost more than the rest of a short MAC.
+ */
+static void wipe_words(uint64_t *p, size_t n)
+{
+    const __m512i z = _mm512_setzero_si512();
+
+    for (size_t i = 0; i < n; i += 8) {
+        _mm512_store_si512((void *)(p + i), z);
+        /* per store: GCC turns the bare loop into rep stos */
+        __asm__ volatile("" : : "r"(p + i) : "memory");
+    }
+}
+
+void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32])
+{
+    uint64_t *p = st->priv;
+    sc_key k = sc_key_from_bytes(key);
+
+    put64(p + W_H, 0);
+    put64(p + W_H + 1, 0);
+    put64(p + W_H + 2, 0);
+    put64(p + W_KEY, k.r0);
+    put64(p + W_KEY + 1, k.r1);
+    put64(p + W_KEY + 2, k.s1);
+    put64(p + W_PAD, load64_le(key + 16));
+    put64(p + W_PAD + 1, load64_le(key + 24));
+    put64(p + W_STATE, 0);
+    put64(p + W_SCALAR, 0);
+}
+
+void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
+                                size_t len, unsigned padbit)
+{
+    uint64_t *p = st->priv;
+    size_t nb = len / POLY1305_BLOCK_BYTES;
+    unsigned s = (unsigned)p[W_STATE];
+    uint64_t pad = padbit ? 1 : 0;
+    int warm = (s & ST_POW8) || p[W_SCALAR] >= IFMA_STREAM;
+
+    if (nb == 0)
+        return;
+    if ((s & ST_L16) || nb >= IFMA_MIN16 ||
+        (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
+        run16(p, in, nb, pad);
+        zero_zmm16_31();
+    } else if ((s & ST_L8) || nb >= IFMA_MIN8 || (warm && nb >= IFMA_WARM)) {
+        run8(p, in, nb, pad);
+        zero_zmm16_31();
+    } else {
+        sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
+        sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
+        store_scalar(p, sc_blocks(h, k, in, nb, pad));
+        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+    }
+}
+
+void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])
+{
+    uint64_t *p = st->priv;
+    unsigned s = (unsigned)p[W_STATE];
+
+    if (s & ST_L16)
+        finish16(p, v3_load(p + W_LANES), v3_load(p + W_LANES + 24), NULL, 0, 0);
+    else if (s & ST_L8)
+        finish8(p, v3_load(p + W_LANES + 24), NULL, 0, 0);
+    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
+    sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
+    /* lanes and powers exist only if a vector path ran */
+    if (s & (ST_POW8 | ST_POW16)) {
+        wipe_words(p, W_END);
+        zero_zmm16_31();
+    } else {
+        wipe_words(p, W_LANES);
+    }
+}
+
+/*
+ * Entries for the AVX-512 level tables. Those levels only require AVX-512
+ * F/VL/BW, so IFMA is checked here, once per process; without it the AVX2
+ * radix-2^26 code runs (a state never changes path: the answer is fixed).
+ */
+void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
+                          unsigned padbit);
+void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
+
+static int have_ifma(void)
+{
+    static int cached; /* 0 unknown, 1 yes, 2 no */
+    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
+
+    if (v == 0) {
+        v = (chapoly_cpu_features() & CHAPOLY_CPU_AVX512IFMA) ? 1 : 2;
+        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
+    }
+    return v == 1;
+}
+
+void poly1305_init_avx512(poly1305_state *st, const uint8_t key[32])
+{
+    if (have_ifma())
+        poly1305_init_avx512ifma(st, key);
+    else
+        poly1305_init_avx2(st, key);
+}
+
+void poly1305_blocks_avx512(poly1305_state *st, const uint8_t *in, size_t len,
+                            unsigned padbit)
+{
+    if (have_ifma())
+        poly1305_blocks_avx512ifma(st, in, len, padbit);
+    else
+        poly1305_blocks_avx2(st, in, len, padbit);
+}
+
+void poly1305_final_avx512(poly1305_state *st, uint8_t tag[16])
+{
+    if (have_ifma())
+        poly1305_final_avx512ifma(st, tag);
+    else
+        poly1305_final_avx2(st, tag);
+}
