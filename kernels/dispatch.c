@@ -2,8 +2,9 @@
  * The one dispatch point. The CPU is probed once per process; tables are
  * const and never written, so any thread may read them at any time.
  *
- * Level requirements (each level's kernels may rely on all of these):
- *   avx2     : AVX2 (+ OS YMM state)
+ * Level requirements (each level's kernels may rely on all of these; the
+ * files are compiled with -mbmi2, so the compiler may use it anywhere):
+ *   avx2     : AVX2 (+ OS YMM state), BMI2
  *   avx512vl : avx2 + AVX-512 F, VL, BW (ymm kernels with vprold, masks)
  *   avx512   : avx512vl (zmm kernels); IFMA Poly1305 is used only when the
  *              CPU has AVX-512 IFMA, checked inside the level's kernels.
@@ -60,12 +61,14 @@ const chapoly_kernels *chapoly_kernels_by_name(const char *name)
     if (strcmp(name, "portable") == 0)
         return &chapoly_kernels_portable_table;
 #ifdef CHAPOLY_HAVE_AVX2
-    if (strcmp(name, "avx2") == 0)
-        return (f & CHAPOLY_CPU_AVX2) ? &chapoly_kernels_avx2 : NULL;
+    if (strcmp(name, "avx2") == 0) {
+        const unsigned need = CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2;
+        return (f & need) == need ? &chapoly_kernels_avx2 : NULL;
+    }
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
     {
-        const unsigned need = CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_AVX512F |
+        const unsigned need = CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2 | CHAPOLY_CPU_AVX512F |
                               CHAPOLY_CPU_AVX512VL | CHAPOLY_CPU_AVX512BW;
         if (strcmp(name, "avx512vl") == 0)
             return (f & need) == need ? &chapoly_kernels_avx512vl : NULL;

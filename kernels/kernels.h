@@ -68,7 +68,7 @@ typedef struct chapoly_kernels {
 
     /*
      * Optional fused one-shot AEAD (RFC 8439 2.8) for this level; NULL means
-     * the generic composition in aead.c. Same contract as chapoly_aead_seal
+     * the generic composition in common.c. Same contract as chapoly_aead_seal
      * and chapoly_aead_open below.
      */
     void (*aead_seal)(uint8_t *out, uint8_t tag[16], const uint8_t *in,
@@ -106,7 +106,7 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
 /* Names of every level compiled into this build, NULL-terminated. */
 const char *const *chapoly_kernels_compiled(void);
 
-/* ---- helpers built on a table (kernels/stream.c, kernels/aead.c) ---- */
+/* ---- helpers built on a table (kernels/common.c) ---- */
 
 /* Streaming Poly1305: any split of the input gives the same tag. */
 void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,

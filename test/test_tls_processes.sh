@@ -49,23 +49,9 @@ bounded() {
     shift
     if command -v timeout > /dev/null 2>&1; then timeout "$_secs" "$@"; else "$@"; fi
 }
-
-level_available() {
-    case $1 in
-    '' | best | portable) return 0 ;;
-    avx2) need="avx2" ;;
-    avx512vl | avx512) need="avx2 avx512f avx512vl avx512bw" ;;
-    *) return 1 ;;
-    esac
-    _flags=$(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null) || return 1
-    for _f in $need; do
-        case " $_flags " in *" $_f "*) ;; *) return 1 ;; esac
-    done
-    return 0
-}
-if ! level_available "$KERNEL"; then
-    echo "kernel level $KERNEL not available here: skipped"
-    exit 77
+# Skip a level this CPU lacks, decided by the same dispatch code as the module.
+if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ]; then
+    "$CHAPOLY_LEVEL_PROBE" "$KERNEL" || exit 77
 fi
 if [ ! -f "$MODULE" ]; then
     echo "FAIL: module $MODULE missing" >&2

@@ -424,6 +424,9 @@ def test_faults(proto):
 
 def main():
     global CNF, PAYLOAD
+    probe = os.environ.get("CHAPOLY_LEVEL_PROBE")
+    if probe and KERNEL and subprocess.run([probe, KERNEL]).returncode == 77:
+        sys.exit(77)
     CNF = write_cnf()
     subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
                     os.path.join(TMP, "key.pem"), "-out", os.path.join(TMP, "cert.pem"),
@@ -445,6 +448,10 @@ def main():
 if __name__ == "__main__":
     try:
         main()
+    except SystemExit as e:
+        if e.code == 77:
+            cleanup()
+            raise
     finally:
         cleanup()
     if os.environ.get("CHAPOLY_KEEP"):
