@@ -268,6 +268,49 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
 /* Hash-and-crypt in chunks so the text is hashed while it is still in L1. */
 #define AEAD_CHUNK 8192
 
+/*
+ * First text of a message, up to AEAD_ONECALL_MAX bytes: the Poly1305 key
+ * block and every keystream block of this update come from ONE kernel call
+ * over [64 zero bytes || text], so the kernel picks one batch shape for the
+ * whole packet (a row set, two row sets, a 16-lane batch...). The unused end
+ * of the last block's keystream is kept for the next update.
+ */
+#define AEAD_ONECALL_MAX (2048 - 64)
+
+static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char *in,
+                            size_t inl)
+{
+    _Alignas(64) uint8_t buf[2048];
+    size_t nblk = (inl + 63) / 64, total = 64 * (1 + nblk), tail = inl & 63;
+
+    memset(buf, 0, 64);
+    memcpy(buf + 64, in, inl);
+    memset(buf + 64 + inl, 0, total - 64 - inl);
+    chacha_stream_start(&c->cs, 0, c->nonce);
+    c->k->chacha20_xor(buf, buf, total, c->cs.key, c->cs.cn);
+    c->cs.cn[0] = (uint32_t)(1 + nblk);
+    chapoly_poly1305_init(c->k, &c->poly, buf);
+    if (c->aad_buffered > 0)
+        chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
+    c->aad_buffered = 0;
+    c->mac_started = 1;
+    aead_mac_pad16(c);
+    if (c->enc) {
+        memcpy(out, buf + 64, inl);
+        chapoly_poly1305_update(c->k, &c->poly, buf + 64, inl);
+    } else {
+        chapoly_poly1305_update(c->k, &c->poly, in, inl); /* before out (== in) changes */
+        memcpy(out, buf + 64, inl);
+    }
+    if (tail) {
+        /* bytes tail..63 of the last block are pure keystream (text was zero there) */
+        memcpy(c->cs.ks, buf + 64 * nblk, 64);
+        c->cs.ks_pos = (unsigned)tail;
+        c->cs.ks_len = 64;
+    }
+    chapoly_wipe(buf, total);
+}
+
 static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                        size_t outsize, const unsigned char *in, size_t inl)
 {
@@ -311,11 +354,15 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                     "message exceeds the ChaCha20-Poly1305 limit of 2^38 - 64 bytes");
         return 0;
     }
-    if (!c->mac_started) {
-        size_t blocks = (inl + 63) / 64;
-
-        aead_mac_start(c, blocks < CHACHA_STREAM_AHEAD ? (unsigned)blocks : CHACHA_STREAM_AHEAD);
+    if (!c->mac_started && inl <= AEAD_ONECALL_MAX) {
+        aead_first_text(c, out, in, inl);
+        c->state = ST_TEXT;
+        c->text_len = inl;
+        *outl = inl;
+        return 1;
     }
+    if (!c->mac_started)
+        aead_mac_start(c, CHACHA_STREAM_AHEAD);
     if (c->state != ST_TEXT) {
         aead_mac_pad16(c);
         c->state = ST_TEXT;
