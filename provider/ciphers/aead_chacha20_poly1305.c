@@ -290,18 +290,26 @@ static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char
     c->k->chacha20_xor(buf, buf, total, c->cs.key, c->cs.cn);
     c->cs.cn[0] = (uint32_t)(1 + nblk);
     chapoly_poly1305_init(c->k, &c->poly, buf);
-    if (c->aad_buffered > 0)
-        chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
-    c->aad_buffered = 0;
     c->mac_started = 1;
-    aead_mac_pad16(c);
     if (c->enc) {
+        /*
+         * Hash padded AAD and ciphertext in one run: the AAD goes just in front
+         * of the ciphertext, over the spent end of keystream block 0.
+         */
+        size_t apad = (c->aad_buffered + 15) & ~(size_t)15;
+
+        memcpy(buf + 64 - apad, c->aad_buf, c->aad_buffered);
+        memset(buf + 64 - apad + c->aad_buffered, 0, apad - c->aad_buffered);
         memcpy(out, buf + 64, inl);
-        chapoly_poly1305_update(c->k, &c->poly, buf + 64, inl);
+        chapoly_poly1305_update(c->k, &c->poly, buf + 64 - apad, apad + inl);
     } else {
+        if (c->aad_buffered > 0)
+            chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
+        aead_mac_pad16(c);
         chapoly_poly1305_update(c->k, &c->poly, in, inl); /* before out (== in) changes */
         memcpy(out, buf + 64, inl);
     }
+    c->aad_buffered = 0;
     if (tail) {
         /* bytes tail..63 of the last block are pure keystream (text was zero there) */
         memcpy(c->cs.ks, buf + 64 * nblk, 64);
@@ -387,7 +395,8 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
 static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsize)
 {
     aead_ctx *c = vctx;
-    uint8_t lens[16];
+    uint8_t last[2 * POLY1305_BLOCK_BYTES];
+    size_t n;
     int ok = 1;
 
     (void)out;
@@ -406,12 +415,19 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
     }
     if (!c->mac_started)
         aead_mac_start(c, 0);
-    aead_mac_pad16(c);
-    for (int i = 0; i < 8; i++) {
-        lens[i] = (uint8_t)(c->aad_len >> (8 * i));
-        lens[8 + i] = (uint8_t)(c->text_len >> (8 * i));
+    /* the zero-padded last partial block and the lengths in one call */
+    n = 0;
+    if (c->poly.buflen > 0) {
+        memcpy(last, c->poly.buf, c->poly.buflen);
+        memset(last + c->poly.buflen, 0, POLY1305_BLOCK_BYTES - c->poly.buflen);
+        c->poly.buflen = 0;
+        n = POLY1305_BLOCK_BYTES;
     }
-    c->k->poly1305_blocks(&c->poly, lens, sizeof(lens), 1);
+    for (int i = 0; i < 8; i++) {
+        last[n + i] = (uint8_t)(c->aad_len >> (8 * i));
+        last[n + 8 + i] = (uint8_t)(c->text_len >> (8 * i));
+    }
+    c->k->poly1305_blocks(&c->poly, last, n + POLY1305_BLOCK_BYTES, 1);
     c->state = ST_DONE;
     chapoly_count(c->pc, &c->pc->aead_messages);
     if (c->enc) {
