@@ -151,6 +151,38 @@ static void aead_xor(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
         k->chacha20_xor(out + n, in + n, len - n, key, cn);
 }
 
+/*
+ * Short messages (the common TLS/QUIC case): one kernel call produces the
+ * Poly1305 key block and every keystream block, XORed over a stack copy
+ * laid out as [AAD, zero-padded, ending at offset 64 | text | zero pad |
+ * lengths], so that Poly1305 needs a single blocks() call for the whole MAC
+ * input when sealing.
+ */
+#define AEAD_SHORT_MAX (2048 - 64)
+#define AEAD_SHORT_AAD 48 /* block 0's keystream beyond the 32-byte key */
+
+static size_t aead_short_keystream(const chapoly_kernels *k, uint8_t *buf,
+                                   const uint8_t *in, size_t len,
+                                   const uint32_t key[8], const uint8_t nonce[12],
+                                   poly1305_state *st)
+{
+    size_t blocks = (len + 63) / 64;
+    uint32_t cn[4] = { 0, load32_le(nonce), load32_le(nonce + 4), load32_le(nonce + 8) };
+
+    memset(buf, 0, 64);
+    memcpy(buf + 64, in, len);
+    memset(buf + 64 + len, 0, 64 * blocks - len + 16);
+    k->chacha20_xor(buf, buf, 64 * (1 + blocks), key, cn);
+    k->poly1305_init(st, buf);
+    return blocks;
+}
+
+static void aead_lengths(uint8_t *p, size_t aadlen, size_t len)
+{
+    store64_le(p, (uint64_t)aadlen);
+    store64_le(p + 8, (uint64_t)len);
+}
+
 void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
                        const uint8_t *in, size_t len, const uint8_t *aad,
                        size_t aadlen, const uint32_t key[8],
@@ -161,6 +193,22 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
         return;
     }
     poly1305_state st;
+
+    if (len <= AEAD_SHORT_MAX && aadlen <= AEAD_SHORT_AAD) {
+        _Alignas(64) uint8_t buf[2048 + 32];
+        size_t blocks = aead_short_keystream(k, buf, in, len, key, nonce, &st);
+        size_t apad = (aadlen + 15) & ~(size_t)15, tpad = (len + 15) & ~(size_t)15;
+
+        memcpy(buf + 64 - apad, aad, aadlen);
+        memset(buf + 64 - apad + aadlen, 0, apad - aadlen);
+        memcpy(out, buf + 64, len);
+        memset(buf + 64 + len, 0, tpad - len); /* keystream there: MAC input is zero */
+        aead_lengths(buf + 64 + tpad, aadlen, len);
+        k->poly1305_blocks(&st, buf + 64 - apad, apad + tpad + 16, 1);
+        k->poly1305_final(&st, tag);
+        chapoly_wipe(buf, 64 * (1 + blocks) + 16);
+        return;
+    }
     uint32_t cn[4];
     uint8_t ks[64 * AEAD_AHEAD];
     size_t kslen = aead_otk(k, &st, key, nonce, len, cn, ks);
@@ -179,13 +227,27 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
         return k->aead_open(out, in, len, aad, aadlen, tag, taglen, key, nonce);
 
     poly1305_state st;
-    uint32_t cn[4];
-    uint8_t calc[16], ks[64 * AEAD_AHEAD];
-    size_t kslen;
+    uint8_t calc[16];
     int bad;
 
     if (taglen < 1 || taglen > 16)
         return 0;
+    if (len <= AEAD_SHORT_MAX) {
+        _Alignas(64) uint8_t buf[2048 + 32];
+        size_t blocks = aead_short_keystream(k, buf, in, len, key, nonce, &st);
+
+        aead_mac(k, &st, aad, aadlen, in, len, calc); /* over the ciphertext */
+        bad = chapoly_ct_memneq(calc, tag, taglen);
+        chapoly_wipe(calc, sizeof(calc));
+        if (!bad)
+            memcpy(out, buf + 64, len); /* verified before any plaintext is written */
+        chapoly_wipe(buf, 64 * (1 + blocks) + 16);
+        return !bad;
+    }
+    uint32_t cn[4];
+    uint8_t ks[64 * AEAD_AHEAD];
+    size_t kslen;
+
     kslen = aead_otk(k, &st, key, nonce, len, cn, ks);
     aead_mac(k, &st, aad, aadlen, in, len, calc);
     bad = chapoly_ct_memneq(calc, tag, taglen);
