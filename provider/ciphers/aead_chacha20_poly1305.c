@@ -362,15 +362,18 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                     "message exceeds the ChaCha20-Poly1305 limit of 2^38 - 64 bytes");
         return 0;
     }
-    if (!c->mac_started && inl <= AEAD_ONECALL_MAX) {
-        aead_first_text(c, out, in, inl);
+    *outl = inl;
+    if (!c->mac_started) {
+        /* a long first update starts with 31 blocks + the key block: two 16-lane batches */
+        size_t n = inl <= AEAD_ONECALL_MAX ? inl : AEAD_ONECALL_MAX;
+
+        aead_first_text(c, out, in, n);
         c->state = ST_TEXT;
-        c->text_len = inl;
-        *outl = inl;
-        return 1;
+        c->text_len = n;
+        in += n;
+        out += n;
+        inl -= n;
     }
-    if (!c->mac_started)
-        aead_mac_start(c, CHACHA_STREAM_AHEAD);
     if (c->state != ST_TEXT) {
         aead_mac_pad16(c);
         c->state = ST_TEXT;
@@ -388,7 +391,6 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         done += n;
     }
     c->text_len += inl;
-    *outl = inl;
     return 1;
 }
 
