@@ -170,7 +170,8 @@ static size_t aead_short_keystream(const chapoly_kernels *k, uint8_t *buf,
     uint32_t cn[4] = { 0, load32_le(nonce), load32_le(nonce + 4), load32_le(nonce + 8) };
 
     memset(buf, 0, 64);
-    memcpy(buf + 64, in, len);
+    if (len > 0) /* in and out may be NULL for an empty message */
+        memcpy(buf + 64, in, len);
     memset(buf + 64 + len, 0, 64 * blocks - len + 16);
     k->chacha20_xor(buf, buf, 64 * (1 + blocks), key, cn);
     k->poly1305_init(st, buf);
@@ -199,9 +200,11 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
         size_t blocks = aead_short_keystream(k, buf, in, len, key, nonce, &st);
         size_t apad = (aadlen + 15) & ~(size_t)15, tpad = (len + 15) & ~(size_t)15;
 
-        memcpy(buf + 64 - apad, aad, aadlen);
+        if (aadlen > 0)
+            memcpy(buf + 64 - apad, aad, aadlen);
         memset(buf + 64 - apad + aadlen, 0, apad - aadlen);
-        memcpy(out, buf + 64, len);
+        if (len > 0)
+            memcpy(out, buf + 64, len);
         memset(buf + 64 + len, 0, tpad - len); /* keystream there: MAC input is zero */
         aead_lengths(buf + 64 + tpad, aadlen, len);
         k->poly1305_blocks(&st, buf + 64 - apad, apad + tpad + 16, 1);
@@ -239,7 +242,7 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
         aead_mac(k, &st, aad, aadlen, in, len, calc); /* over the ciphertext */
         bad = chapoly_ct_memneq(calc, tag, taglen);
         chapoly_wipe(calc, sizeof(calc));
-        if (!bad)
+        if (!bad && len > 0)
             memcpy(out, buf + 64, len); /* verified before any plaintext is written */
         chapoly_wipe(buf, 64 * (1 + blocks) + 16);
         return !bad;
