@@ -564,7 +564,8 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                                 p->data_size);
                     return 0;
                 }
-                memcpy(p->data, c->tag, p->data_size);
+                if (p->data != NULL) /* NULL data: a size query */
+                    memcpy(p->data, c->tag, p->data_size);
                 p->return_size = p->data_size;
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) == 0) {
                 ok = OSSL_PARAM_set_size_t(p, AEAD_TAGLEN);
@@ -587,7 +588,8 @@ static int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p)
         CHAPOLY_ERR(PROV_R_NOT_SUPPORTED, "TLS record mode is for ChaCha20-Poly1305 only");
         return 0;
     }
-    if (p->data_type != OSSL_PARAM_OCTET_STRING || p->data_size != TLS_AAD_LEN) {
+    if (p->data_type != OSSL_PARAM_OCTET_STRING || p->data == NULL ||
+        p->data_size != TLS_AAD_LEN) {
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "TLS AAD must be %d bytes", TLS_AAD_LEN);
         return 0;
     }
@@ -661,7 +663,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                     return 0;
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED) == 0) {
                 if (c->ivlen != CHACHA_IVLEN || p->data_type != OSSL_PARAM_OCTET_STRING ||
-                    p->data_size != CHACHA_IVLEN) {
+                    p->data == NULL || p->data_size != CHACHA_IVLEN) {
                     CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "fixed TLS IV must be 12 bytes");
                     return 0;
                 }

@@ -71,7 +71,7 @@ static int poly_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         return 1;
     p = OSSL_PARAM_locate_const(params, OSSL_MAC_PARAM_KEY);
     if (p != NULL) {
-        if (p->data_type != OSSL_PARAM_OCTET_STRING) {
+        if (p->data_type != OSSL_PARAM_OCTET_STRING || p->data == NULL) {
             CHAPOLY_ERR(PROV_R_INVALID_KEY, "key must be an octet string");
             return 0;
         }
