@@ -447,6 +447,7 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
     }
     chapoly_wipe(c->cs.ks, c->cs.ks_len); /* unused keystream; the key stays for re-init */
     c->cs.ks_pos = c->cs.ks_len = 0;
+    c->cs.lazy_pos = 0;
     return ok;
 }
 

@@ -21,6 +21,13 @@ typedef struct chacha_stream {
     uint32_t cn[4];
     uint8_t ks[64 * CHACHA_STREAM_AHEAD]; /* keystream not used yet: ks[ks_pos..ks_len) */
     unsigned ks_pos, ks_len;
+    /*
+     * A partial last block is XORed inside the same kernel call as the whole
+     * blocks; the rest of its keystream is recomputed only if another update
+     * comes (lazy_pos bytes of block lazy_cn are used; 0 = none pending).
+     */
+    uint32_t lazy_cn[4];
+    unsigned lazy_pos;
 } chacha_stream;
 
 static inline void chacha_stream_start(chacha_stream *s, uint32_t counter,
@@ -31,6 +38,7 @@ static inline void chacha_stream_start(chacha_stream *s, uint32_t counter,
     s->cn[2] = nonce[1];
     s->cn[3] = nonce[2];
     s->ks_pos = s->ks_len = 0;
+    s->lazy_pos = 0;
 }
 
 static inline void chacha_stream_advance(chacha_stream *s, uint64_t blocks)
@@ -85,6 +93,13 @@ static inline void chacha_xor_bytes(uint8_t *out, const uint8_t *in, const uint8
 static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
                                      uint8_t *out, const uint8_t *in, size_t len)
 {
+    if (s->lazy_pos != 0) {
+        memset(s->ks, 0, 64);
+        k->chacha20_xor(s->ks, s->ks, 64, s->key, s->lazy_cn);
+        s->ks_pos = s->lazy_pos;
+        s->ks_len = 64;
+        s->lazy_pos = 0;
+    }
     if (s->ks_pos < s->ks_len) {
         size_t n = s->ks_len - s->ks_pos;
 
@@ -96,25 +111,28 @@ static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
         out += n;
         len -= n;
     }
-    while (len >= 64) {
-        /* Split at the 32-bit counter wrap, where the kernel would not carry. */
-        uint64_t blocks = len / 64, to_wrap = ((uint64_t)1 << 32) - s->cn[0];
+    while (len > 0) {
+        uint64_t need = (len + 63) / 64, to_wrap = ((uint64_t)1 << 32) - s->cn[0];
 
-        if (blocks > to_wrap)
-            blocks = to_wrap;
-        k->chacha20_xor(out, in, (size_t)blocks * 64, s->key, s->cn);
-        chacha_stream_advance(s, blocks);
-        in += blocks * 64;
-        out += blocks * 64;
-        len -= blocks * 64;
-    }
-    if (len > 0) {
-        memset(s->ks, 0, 64);
-        k->chacha20_xor(s->ks, s->ks, 64, s->key, s->cn);
-        chacha_stream_advance(s, 1);
-        chacha_xor_bytes(out, in, s->ks, len);
-        s->ks_pos = (unsigned)len;
-        s->ks_len = 64;
+        if (need <= to_wrap) {
+            /* everything left, partial block included, in one kernel call */
+            if (len & 63) {
+                s->lazy_cn[0] = s->cn[0] + (uint32_t)(need - 1);
+                s->lazy_cn[1] = s->cn[1];
+                s->lazy_cn[2] = s->cn[2];
+                s->lazy_cn[3] = s->cn[3];
+                s->lazy_pos = (unsigned)(len & 63);
+            }
+            k->chacha20_xor(out, in, len, s->key, s->cn);
+            chacha_stream_advance(s, need);
+            return;
+        }
+        /* Split at the 32-bit counter wrap, where the kernel would not carry. */
+        k->chacha20_xor(out, in, (size_t)to_wrap * 64, s->key, s->cn);
+        chacha_stream_advance(s, to_wrap);
+        in += to_wrap * 64;
+        out += to_wrap * 64;
+        len -= to_wrap * 64;
     }
 }
 
