@@ -115,6 +115,50 @@ int t_error_queued(void)
     return any;
 }
 
+uint8_t *t_xmalloc(size_t n)
+{
+    uint8_t *p = malloc(n ? n : 1);
+
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+int t_set_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t n)
+{
+    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG,
+                                                          (void *)tag, n),
+                        OSSL_PARAM_construct_end() };
+    return EVP_CIPHER_CTX_set_params(ctx, p);
+}
+
+int t_get_tag(EVP_CIPHER_CTX *ctx, uint8_t *tag, size_t n)
+{
+    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, n),
+                        OSSL_PARAM_construct_end() };
+    return EVP_CIPHER_CTX_get_params(ctx, p);
+}
+
+static unsigned long aad_outl_bad;
+static char aad_outl_first[200];
+
+void t_note_aad_outl(size_t inl, int outl, const char *where)
+{
+    if (outl == (int)inl)
+        return;
+    if (aad_outl_bad++ == 0)
+        snprintf(aad_outl_first, sizeof(aad_outl_first), "%s: %zu AAD bytes, outl %d", where,
+                 inl, outl);
+}
+
+void t_check_aad_outl(void)
+{
+    T_OK(aad_outl_bad == 0, "%lu AAD updates/EVP_Cipher calls reported outl != inl; first: %s",
+         aad_outl_bad, aad_outl_first);
+}
+
 static uint64_t rs[4];
 static int rs_init;
 

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
 
@@ -43,6 +44,30 @@ int t_finish(const char *program); /* prints counts; returns 0 iff no failure */
 
 /* True if an error is queued; clears the queue. */
 int t_error_queued(void);
+
+/* The call must fail (<= 0) and leave an error queued. */
+#define T_REJECT(call, ...)                                                                  \
+    do {                                                                                     \
+        ERR_clear_error();                                                                   \
+        int r_ = (call);                                                                     \
+        T_OK(r_ <= 0, "accepted: " __VA_ARGS__);                                             \
+        T_OK(t_error_queued(), "no error queued: " __VA_ARGS__);                             \
+    } while (0)
+
+/* malloc that exits on failure (n == 0 allowed). */
+uint8_t *t_xmalloc(size_t n);
+
+/* The "tag" ctx parameter as an octet string. */
+int t_set_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t n);
+int t_get_tag(EVP_CIPHER_CTX *ctx, uint8_t *tag, size_t n);
+
+/*
+ * An AAD update must report outl == inl, as the default provider does. It is
+ * tallied apart (one summary check, t_check_aad_outl) so that a deviation
+ * there does not hide the results of everything that follows in a message.
+ */
+void t_note_aad_outl(size_t inl, int outl, const char *where);
+void t_check_aad_outl(void);
 
 /* Deterministic PRNG (xoshiro256**), seeded from CHAPOLY_TEST_SEED or 1. */
 uint64_t t_rand64(void);

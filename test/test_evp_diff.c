@@ -25,39 +25,6 @@
 
 static EVP_CIPHER *ours, *dflt;
 
-static uint8_t *xmalloc(size_t n)
-{
-    uint8_t *p = malloc(n ? n : 1);
-
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-/*
- * An AAD update must report outl == inl, as the default provider does. It is
- * tallied apart (one summary check at the end) so that a deviation there does
- * not hide the results of everything that follows it in a message.
- */
-static unsigned long aad_outl_bad;
-static char aad_outl_first[200];
-
-static void note_aad_outl(size_t inl, int outl, const char *where)
-{
-    if (outl == (int)inl)
-        return;
-    if (aad_outl_bad++ == 0)
-        snprintf(aad_outl_first, sizeof(aad_outl_first), "%s: %zu AAD bytes, outl %d", where, inl, outl);
-}
-
-static void check_aad_outl(void)
-{
-    T_OK(aad_outl_bad == 0, "%lu AAD updates/EVP_Cipher calls reported outl != inl; first: %s",
-         aad_outl_bad, aad_outl_first);
-}
-
 /* EVP_CIPHER_CTX_dup() only exists from 3.1; copy goes through dupctx the same way. */
 static EVP_CIPHER_CTX *ctx_dup(const EVP_CIPHER_CTX *in)
 {
@@ -271,7 +238,7 @@ static int ours_aead(int enc, const struct plan *p, const uint8_t key[32], const
                 r = EVP_CipherUpdate(c[k], dst, &outl, src, (int)s->len);
             }
             if (r && s->is_aad) {
-                note_aad_outl(s->len, outl, "split AAD update");
+                t_note_aad_outl(s->len, outl, "split AAD update");
                 continue;
             }
             if (!r || outl != (int)s->len) {
@@ -324,10 +291,10 @@ struct counts {
 /* Random AEAD messages, random plans, vs the default provider; both directions. */
 static void aead_cases(int ncases, struct counts *n)
 {
-    uint8_t *aad = xmalloc(MAX_AAD), *pt = xmalloc(MAX_DATA + 16);
-    uint8_t *ct_d = xmalloc(MAX_DATA + 16), *ct_o = xmalloc(MAX_DATA + 16);
-    uint8_t *ct_o2 = xmalloc(MAX_DATA + 16), *pt_o = xmalloc(MAX_DATA + 16);
-    uint8_t *pt_o2 = xmalloc(MAX_DATA + 16), *pt_d = xmalloc(MAX_DATA + 16);
+    uint8_t *aad = t_xmalloc(MAX_AAD), *pt = t_xmalloc(MAX_DATA + 16);
+    uint8_t *ct_d = t_xmalloc(MAX_DATA + 16), *ct_o = t_xmalloc(MAX_DATA + 16);
+    uint8_t *ct_o2 = t_xmalloc(MAX_DATA + 16), *pt_o = t_xmalloc(MAX_DATA + 16);
+    uint8_t *pt_o2 = t_xmalloc(MAX_DATA + 16), *pt_d = t_xmalloc(MAX_DATA + 16);
     char why[200], desc[240];
 
     for (int ci = 0; ci < ncases; ci++) {
@@ -385,7 +352,7 @@ static void aead_cases(int ncases, struct counts *n)
 
         /* every 6th case: one flipped bit in AAD, ciphertext or tag must fail at final */
         if (ci % 6 == 0) {
-            uint8_t *a2 = xmalloc(aadlen), *c2 = xmalloc(len);
+            uint8_t *a2 = t_xmalloc(aadlen), *c2 = t_xmalloc(len);
             int where = (int)t_rand_below(3);
 
             if (aadlen > 0)
@@ -459,7 +426,7 @@ static void short_tag_cases(int ncases, struct counts *n)
         }
         ok = ok && EVP_CipherUpdate(ctx, NULL, &outl, aad, (int)aadlen);
         if (ok)
-            note_aad_outl(aadlen, outl, "short-tag AAD update");
+            t_note_aad_outl(aadlen, outl, "short-tag AAD update");
         ok = ok && EVP_CipherUpdate(ctx, ct_o, &outl, pt, (int)len) && outl == (int)len
              && EVP_CipherFinal_ex(ctx, ct_o + len, &outl) && outl == 0
              && EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, (int)taglen, tag_o) > 0;
@@ -528,8 +495,8 @@ static EVP_CIPHER_CTX *tls12_ctx(const EVP_CIPHER *c, const uint8_t key[32], con
 static void tls12_cases(int nrandom, struct counts *n)
 {
     uint8_t key[32], iv[12];
-    uint8_t *bo = xmalloc(TLS_MAX_RECORD + 16), *bd = xmalloc(TLS_MAX_RECORD + 16);
-    uint8_t *pt = xmalloc(TLS_MAX_RECORD + 16), *ct = xmalloc(TLS_MAX_RECORD + 16);
+    uint8_t *bo = t_xmalloc(TLS_MAX_RECORD + 16), *bd = t_xmalloc(TLS_MAX_RECORD + 16);
+    uint8_t *pt = t_xmalloc(TLS_MAX_RECORD + 16), *ct = t_xmalloc(TLS_MAX_RECORD + 16);
 
     t_rand_bytes(key, sizeof(key));
     t_rand_bytes(iv, sizeof(iv));
@@ -648,7 +615,7 @@ static int tls13_record(EVP_CIPHER_CTX *ctx, int enc, const uint8_t nonce[12], u
     *why = "header update";
     if (!EVP_CipherUpdate(ctx, NULL, &l1, hdr, 5))
         return 0;
-    note_aad_outl(5, l1, "TLS 1.3 header update");
+    t_note_aad_outl(5, l1, "TLS 1.3 header update");
     *why = "payload update";
     if (!EVP_CipherUpdate(ctx, buf, &l2, buf, (int)len) || l2 != (int)len)
         return 0;
@@ -664,8 +631,8 @@ static int tls13_record(EVP_CIPHER_CTX *ctx, int enc, const uint8_t nonce[12], u
 
 static void tls13_cases(int nsessions, int nrecords, struct counts *n)
 {
-    uint8_t *bo = xmalloc(TLS_MAX_RECORD + 2), *bd = xmalloc(TLS_MAX_RECORD + 2);
-    uint8_t *pt = xmalloc(TLS_MAX_RECORD + 2), *ct = xmalloc(TLS_MAX_RECORD + 2);
+    uint8_t *bo = t_xmalloc(TLS_MAX_RECORD + 2), *bd = t_xmalloc(TLS_MAX_RECORD + 2);
+    uint8_t *pt = t_xmalloc(TLS_MAX_RECORD + 2), *ct = t_xmalloc(TLS_MAX_RECORD + 2);
 
     for (int si = 0; si < nsessions; si++) {
         uint8_t key[32], iv[12];
@@ -754,7 +721,7 @@ int main(void)
         short_tag_cases(200, &n);
         tls12_cases(250, &n);
         tls13_cases(60, 8, &n);
-        check_aad_outl();
+        t_check_aad_outl();
     }
     printf("aead: %d messages sealed+opened vs default (%d with a context copy mid-message, "
            "%d corrupted and rejected)\n", n.aead, n.aead_dup, n.aead_bad);

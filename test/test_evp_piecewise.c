@@ -55,21 +55,6 @@ static int note(const char *step, size_t at)
     return 0;
 }
 
-static int set_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t n)
-{
-    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG,
-                                                          (void *)tag, n),
-                        OSSL_PARAM_construct_end() };
-    return EVP_CIPHER_CTX_set_params(ctx, p);
-}
-
-static int get_tag(EVP_CIPHER_CTX *ctx, uint8_t *tag, size_t n)
-{
-    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, n),
-                        OSSL_PARAM_construct_end() };
-    return EVP_CIPHER_CTX_get_params(ctx, p);
-}
-
 /* AAD in f->aad_piece chunks; every call must report outl == inl. */
 static int feed_aad(EVP_CIPHER_CTX *ctx, const uint8_t *aad, size_t aadlen, const feed *f)
 {
@@ -135,7 +120,7 @@ static int seal(EVP_CIPHER *c, const uint8_t *key, const uint8_t *iv, const uint
             note("encrypt final failed", len);
         else if (outl != 0)
             note("encrypt final produced output", len);
-        else if (!get_tag(ctx, tag, TAGLEN))
+        else if (!t_get_tag(ctx, tag, TAGLEN))
             note("get tag failed", len);
         else
             ok = 1;
@@ -155,10 +140,10 @@ static int open_(EVP_CIPHER *c, const uint8_t *key, const uint8_t *iv, const uin
         memcpy(pt, ct, len);
     if (ctx == NULL || !EVP_DecryptInit_ex(ctx, c, NULL, key, iv))
         note("decrypt init failed", 0);
-    else if (f->tag_early && !set_tag(ctx, tag, TAGLEN))
+    else if (f->tag_early && !t_set_tag(ctx, tag, TAGLEN))
         note("set tag (early) failed", 0);
     else if (feed_aad(ctx, aad, aadlen, f) && feed_text(ctx, pt, ct, len, f)) {
-        if (!f->tag_early && !set_tag(ctx, tag, TAGLEN))
+        if (!f->tag_early && !t_set_tag(ctx, tag, TAGLEN))
             note("set tag (late) failed", len);
         else if (!EVP_DecryptFinal_ex(ctx, pt + len, &outl))
             note("decrypt final failed (tag rejected)", len);
@@ -309,14 +294,14 @@ static void run_dup(const alg *a, size_t len, size_t aadlen)
         memcpy(o2, o1, cut);
         ok = EVP_EncryptUpdate(ctx, o1 + cut, &l2, pt + cut, (int)(len - cut))
              && l2 == (int)(len - cut) && EVP_EncryptFinal_ex(ctx, o1 + len, &lf) && lf == 0
-             && get_tag(ctx, t1, TAGLEN);
+             && t_get_tag(ctx, t1, TAGLEN);
         T_OK(ok && memcmp(o1, ref_ct, len) == 0 && memcmp(t1, ref_tag, TAGLEN) == 0,
              "%s len %zu: original context after dup at %zu differs from reference", a->name,
              len, cut);
         lf = -1;
         ok = EVP_EncryptUpdate(dup, o2 + cut, &l3, pt + cut, (int)(len - cut))
              && l3 == (int)(len - cut) && EVP_EncryptFinal_ex(dup, o2 + len, &lf) && lf == 0
-             && get_tag(dup, t2, TAGLEN);
+             && t_get_tag(dup, t2, TAGLEN);
         T_OK(ok && memcmp(o2, ref_ct, len) == 0 && memcmp(t2, ref_tag, TAGLEN) == 0,
              "%s len %zu: duplicated context (dup at %zu) differs from reference", a->name, len,
              cut);

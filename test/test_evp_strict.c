@@ -16,14 +16,6 @@
 #define TAGLEN 16
 
 /* A call that must fail (return <= 0) and queue an error. */
-#define T_REJECT(call, ...)                                                                  \
-    do {                                                                                     \
-        ERR_clear_error();                                                                   \
-        int r_ = (call);                                                                     \
-        T_OK(r_ <= 0, "accepted: " __VA_ARGS__);                                             \
-        T_OK(t_error_queued(), "no error queued: " __VA_ARGS__);                             \
-    } while (0)
-
 /* A call that must succeed; a queued error is reported and cleared. */
 #define T_ACCEPT(call, ...)                                                                  \
     do {                                                                                     \
@@ -57,21 +49,6 @@ static int get_size(EVP_CIPHER_CTX *ctx, const char *name, size_t *v)
 {
     OSSL_PARAM p[2] = { OSSL_PARAM_construct_size_t(name, v), OSSL_PARAM_construct_end() };
     return EVP_CIPHER_CTX_get_params(ctx, p) && OSSL_PARAM_modified(p);
-}
-
-static int set_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t n)
-{
-    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG,
-                                                          (void *)tag, n),
-                        OSSL_PARAM_construct_end() };
-    return EVP_CIPHER_CTX_set_params(ctx, p);
-}
-
-static int get_tag(EVP_CIPHER_CTX *ctx, uint8_t *tag, size_t n)
-{
-    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, n),
-                        OSSL_PARAM_construct_end() };
-    return EVP_CIPHER_CTX_get_params(ctx, p);
 }
 
 static int upd(EVP_CIPHER_CTX *ctx, uint8_t *out, const uint8_t *in, size_t n)
@@ -110,7 +87,7 @@ static int seal(EVP_CIPHER *c, const uint8_t *k, const uint8_t *n, const uint8_t
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     int ok = ctx != NULL && EVP_EncryptInit_ex(ctx, c, NULL, k, n)
              && (alen == 0 || upd(ctx, NULL, a, alen)) && upd(ctx, out, in, len) && fin(ctx)
-             && get_tag(ctx, tag, TAGLEN);
+             && t_get_tag(ctx, tag, TAGLEN);
     EVP_CIPHER_CTX_free(ctx);
     return ok;
 }
@@ -155,7 +132,7 @@ static void test_decrypt_final_without_tag(const alg *a)
     uint8_t rct[300], rtag[TAGLEN];
     T_OK(ref_seal(a, iv, 13, 100, rct, rtag), "%s reference seal", a->name);
     T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv), "%s decrypt re-init", a->name);
-    T_ACCEPT(set_tag(ctx, rtag, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, out, rct, 100)
+    T_ACCEPT(t_set_tag(ctx, rtag, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, out, rct, 100)
                  && fin(ctx),
              "%s open", a->name);
     T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv), "%s decrypt re-init", a->name);
@@ -172,33 +149,33 @@ static void test_tag_read_before_final(const alg *a)
 
     /* default: get tag returns 1 with whatever stale bytes the context holds. */
     T_ACCEPT(EVP_EncryptInit_ex(ctx, a->ours, NULL, key, iv), "%s encrypt init", a->name);
-    T_REJECT(get_tag(ctx, tag, TAGLEN), "%s: get tag right after init", a->name);
+    T_REJECT(t_get_tag(ctx, tag, TAGLEN), "%s: get tag right after init", a->name);
     T_ACCEPT(upd(ctx, NULL, aad, 13), "%s AAD", a->name);
-    T_REJECT(get_tag(ctx, tag, TAGLEN), "%s: get tag after AAD", a->name);
+    T_REJECT(t_get_tag(ctx, tag, TAGLEN), "%s: get tag after AAD", a->name);
     T_ACCEPT(upd(ctx, out, pt, 77), "%s update", a->name);
-    T_REJECT(get_tag(ctx, tag, TAGLEN), "%s: get tag after data, before final", a->name);
+    T_REJECT(t_get_tag(ctx, tag, TAGLEN), "%s: get tag after data, before final", a->name);
     T_ACCEPT(fin(ctx), "%s encrypt final", a->name);
-    T_ACCEPT(get_tag(ctx, tag, TAGLEN), "%s get tag after final", a->name);
+    T_ACCEPT(t_get_tag(ctx, tag, TAGLEN), "%s get tag after final", a->name);
     T_OK(ref_seal(a, iv, 13, 77, rct, rtag), "%s reference seal", a->name);
     T_OK(memcmp(out, rct, 77) == 0 && memcmp(tag, rtag, TAGLEN) == 0,
          "%s: sealed bytes/tag differ from reference", a->name);
     /* Truncated tag reads are allowed (as default): the first n bytes. */
     uint8_t t8[8];
-    T_ACCEPT(get_tag(ctx, t8, 8), "%s get 8-byte tag after final", a->name);
+    T_ACCEPT(t_get_tag(ctx, t8, 8), "%s get 8-byte tag after final", a->name);
     T_OK(memcmp(t8, rtag, 8) == 0, "%s: 8-byte tag read is not the tag prefix", a->name);
-    T_REJECT(get_tag(ctx, tag, 0), "%s: get 0-byte tag", a->name);
+    T_REJECT(t_get_tag(ctx, tag, 0), "%s: get 0-byte tag", a->name);
     uint8_t t17[17];
-    T_REJECT(get_tag(ctx, t17, 17), "%s: get 17-byte tag", a->name);
+    T_REJECT(t_get_tag(ctx, t17, 17), "%s: get 17-byte tag", a->name);
 
     /* A re-init with a new IV forgets the old tag. */
     T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv2), "%s re-init", a->name);
-    T_REJECT(get_tag(ctx, tag, TAGLEN), "%s: get tag after re-init, before final", a->name);
+    T_REJECT(t_get_tag(ctx, tag, TAGLEN), "%s: get tag after re-init, before final", a->name);
 
     /* The tag is never readable on a decrypt context (default: same). */
     T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv), "%s decrypt init", a->name);
-    T_ACCEPT(set_tag(ctx, rtag, TAGLEN), "%s set tag", a->name);
+    T_ACCEPT(t_set_tag(ctx, rtag, TAGLEN), "%s set tag", a->name);
     T_ACCEPT(upd(ctx, NULL, aad, 13) && upd(ctx, out, rct, 77) && fin(ctx), "%s open", a->name);
-    T_REJECT(get_tag(ctx, tag, TAGLEN), "%s: get tag on a decrypt context", a->name);
+    T_REJECT(t_get_tag(ctx, tag, TAGLEN), "%s: get tag on a decrypt context", a->name);
     EVP_CIPHER_CTX_free(ctx);
 }
 
@@ -224,7 +201,7 @@ static void test_aad_after_data(const alg *a)
     /* After a fresh init the context works and matches the reference. */
     T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv), "%s re-init", a->name);
     T_ACCEPT(upd(ctx, NULL, aad, 13) && upd(ctx, out, pt, 20) && fin(ctx)
-                 && get_tag(ctx, tag, TAGLEN),
+                 && t_get_tag(ctx, tag, TAGLEN),
              "%s seal after rejected AAD", a->name);
     T_OK(ref_seal(a, iv, 13, 20, rct, rtag) && memcmp(out, rct, 20) == 0
              && memcmp(tag, rtag, TAGLEN) == 0,
@@ -251,7 +228,7 @@ static void test_use_after_final(const alg *a)
     /* Re-init with a new IV (key kept) makes it usable again. */
     T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv2), "%s re-init with new IV", a->name);
     T_ACCEPT(upd(ctx, NULL, aad, 13) && upd(ctx, out, pt, 64) && fin(ctx)
-                 && get_tag(ctx, tag, TAGLEN),
+                 && t_get_tag(ctx, tag, TAGLEN),
              "%s seal after re-init", a->name);
     T_OK(ref_seal(a, iv2, 13, 64, rct, rtag) && memcmp(out, rct, 64) == 0
              && memcmp(tag, rtag, TAGLEN) == 0,
@@ -260,7 +237,7 @@ static void test_use_after_final(const alg *a)
     /* Same on decrypt. */
     uint8_t back[300];
     T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv2), "%s decrypt init", a->name);
-    T_ACCEPT(set_tag(ctx, rtag, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 64)
+    T_ACCEPT(t_set_tag(ctx, rtag, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 64)
                  && fin(ctx),
              "%s open", a->name);
     T_OK(memcmp(back, pt, 64) == 0, "%s: opened text differs", a->name);
@@ -268,7 +245,7 @@ static void test_use_after_final(const alg *a)
     T_REJECT(finr(ctx), "%s: decrypt final twice", a->name);
     T_REJECT(updr(ctx, back, rct, 10), "%s: decrypt update after final", a->name);
     T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv2), "%s decrypt re-init", a->name);
-    T_ACCEPT(set_tag(ctx, rtag, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 64)
+    T_ACCEPT(t_set_tag(ctx, rtag, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 64)
                  && fin(ctx),
              "%s open after re-init", a->name);
 
@@ -280,7 +257,7 @@ static void test_use_after_final(const alg *a)
     memcpy(bad, rtag, TAGLEN);
     bad[0] ^= 1;
     T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv2), "%s decrypt re-init", a->name);
-    T_ACCEPT(set_tag(ctx, bad, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 64),
+    T_ACCEPT(t_set_tag(ctx, bad, TAGLEN) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 64),
              "%s open with bad tag: updates", a->name);
     T_REJECT(finr(ctx), "%s: decrypt final with a wrong tag", a->name);
     T_REJECT(finr(ctx), "%s: decrypt final again after a failed final", a->name);
@@ -307,16 +284,16 @@ static void test_tag_lengths(const alg *a)
          "%s: taglen on a decrypt context before a tag is set is %zu, want 16", a->name, tl);
 
     /* 0 and 17 rejected (default: same). */
-    T_REJECT(set_tag(ctx, rtag, 0), "%s: 0-byte expected tag", a->name);
+    T_REJECT(t_set_tag(ctx, rtag, 0), "%s: 0-byte expected tag", a->name);
     uint8_t long_tag[17];
     memcpy(long_tag, rtag, TAGLEN);
     long_tag[16] = 0;
-    T_REJECT(set_tag(ctx, long_tag, 17), "%s: 17-byte expected tag", a->name);
+    T_REJECT(t_set_tag(ctx, long_tag, 17), "%s: 17-byte expected tag", a->name);
 
     /* 1..16 accepted; a truncated correct tag verifies, a flipped one does not. */
     for (size_t n = 1; n <= TAGLEN; n++) {
         T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv), "%s decrypt init", a->name);
-        T_ACCEPT(set_tag(ctx, rtag, n), "%s: %zu-byte expected tag", a->name, n);
+        T_ACCEPT(t_set_tag(ctx, rtag, n), "%s: %zu-byte expected tag", a->name, n);
         tl = 0;
         T_OK(get_size(ctx, OSSL_CIPHER_PARAM_AEAD_TAGLEN, &tl) && tl == n,
              "%s: taglen after setting a %zu-byte tag reads %zu", a->name, n, tl);
@@ -327,14 +304,14 @@ static void test_tag_lengths(const alg *a)
         memcpy(bad, rtag, TAGLEN);
         bad[n - 1] ^= 0x80;
         T_ACCEPT(EVP_DecryptInit_ex(ctx, NULL, NULL, NULL, iv), "%s decrypt init", a->name);
-        T_ACCEPT(set_tag(ctx, bad, n) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 100),
+        T_ACCEPT(t_set_tag(ctx, bad, n) && upd(ctx, NULL, aad, 13) && upd(ctx, back, rct, 100),
                  "%s: updates with a bad %zu-byte tag", a->name, n);
         T_REJECT(finr(ctx), "%s: open with a wrong %zu-byte tag", a->name, n);
     }
 
     /* Encrypt: a tag with data is refused (default: same, "tag not needed"). */
     T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv), "%s encrypt init", a->name);
-    T_REJECT(set_tag(ctx, rtag, TAGLEN), "%s: set tag with data on encrypt", a->name);
+    T_REJECT(t_set_tag(ctx, rtag, TAGLEN), "%s: set tag with data on encrypt", a->name);
     T_REJECT(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_TAG, TAGLEN, rtag),
              "%s: EVP_CTRL_AEAD_SET_TAG with data on encrypt", a->name);
     /* A tag length without data on encrypt only records the length (as default). */
@@ -414,7 +391,7 @@ static void test_no_key(const char *name, EVP_CIPHER *c, int aead)
         T_ACCEPT(EVP_CipherInit_ex(ctx, NULL, NULL, NULL, iv, enc), "%s %s init with IV only",
                  name, dir);
         if (aead && !enc)
-            T_ACCEPT(set_tag(ctx, t, TAGLEN), "%s set tag", name);
+            T_ACCEPT(t_set_tag(ctx, t, TAGLEN), "%s set tag", name);
         T_REJECT(updr(ctx, out, pt, 64), "%s %s: update with IV but no key", name, dir);
         if (aead)
             T_REJECT(finr(ctx), "%s %s: final with IV but no key", name, dir);
@@ -457,7 +434,7 @@ static void test_corruption(const alg *a)
                 }
                 int outl = -1;
                 T_ACCEPT(EVP_DecryptInit_ex(ctx, a->ours, NULL, key, iv), "%s init", a->name);
-                T_ACCEPT(set_tag(ctx, t2, TAGLEN) && upd(ctx, NULL, a2, alen)
+                T_ACCEPT(t_set_tag(ctx, t2, TAGLEN) && upd(ctx, NULL, a2, alen)
                              && upd(ctx, back, c2, clen),
                          "%s corrupted open: updates", a->name);
                 T_REJECT(EVP_DecryptFinal_ex(ctx, back + clen, &outl),
@@ -468,7 +445,7 @@ static void test_corruption(const alg *a)
         }
         /* The untouched message still opens. */
         T_ACCEPT(EVP_DecryptInit_ex(ctx, a->ours, NULL, key, iv), "%s init", a->name);
-        T_ACCEPT(set_tag(ctx, tag, TAGLEN) && upd(ctx, NULL, aad, 29) && upd(ctx, back, ct, len)
+        T_ACCEPT(t_set_tag(ctx, tag, TAGLEN) && upd(ctx, NULL, aad, 29) && upd(ctx, back, ct, len)
                      && fin(ctx),
                  "%s len %zu: intact message rejected", a->name, len);
         T_OK(memcmp(back, pt, len) == 0, "%s len %zu: opened text differs", a->name, len);

@@ -28,28 +28,6 @@ static EVP_MAC *poly1305;      /* ours */
 static const uint8_t empty[1];
 #define NZ(p) ((p) != NULL ? (const uint8_t *)(p) : empty)
 
-/*
- * An AAD update must report outl == inl, as the default provider does. It is
- * tallied apart (one summary check at the end) so that a deviation there does
- * not hide the results of everything that follows it in a message.
- */
-static unsigned long aad_outl_bad;
-static char aad_outl_first[200];
-
-static void note_aad_outl(size_t inl, int outl, const char *where)
-{
-    if (outl == (int)inl)
-        return;
-    if (aad_outl_bad++ == 0)
-        snprintf(aad_outl_first, sizeof(aad_outl_first), "%s: %zu AAD bytes, outl %d", where, inl, outl);
-}
-
-static void check_aad_outl(void)
-{
-    T_OK(aad_outl_bad == 0, "%lu AAD updates/EVP_Cipher calls reported outl != inl; first: %s",
-         aad_outl_bad, aad_outl_first);
-}
-
 enum call_style { STYLE_UPDATE, STYLE_CIPHER };
 static const char *style_name[] = { "update/final", "EVP_Cipher" };
 
@@ -60,17 +38,6 @@ enum aead_result {
     AEAD_IV_REFUSED = -1, /* setting the IV length (or init with that IV) failed */
     AEAD_CALL_FAILED = -2 /* some other call failed or returned a wrong length */
 };
-
-static uint8_t *xmalloc(size_t n)
-{
-    uint8_t *p = malloc(n ? n : 1);
-
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return p;
-}
 
 /*
  * One AEAD message. enc: seal 'in' into 'out' and write taglen bytes of tag to
@@ -116,7 +83,7 @@ static enum aead_result aead_run(const EVP_CIPHER *c, enum call_style style, int
     if (style == STYLE_UPDATE) {
         if (!EVP_CipherUpdate(ctx, NULL, &outl, NZ(aad), (int)aadlen))
             goto done;
-        note_aad_outl(aadlen, outl, "EVP_CipherUpdate");
+        t_note_aad_outl(aadlen, outl, "EVP_CipherUpdate");
         if (!EVP_CipherUpdate(ctx, out, &outl, NZ(in), (int)len) || outl != (int)len)
             goto done;
         if (!EVP_CipherFinal_ex(ctx, out + len, &outl)) {
@@ -130,7 +97,7 @@ static enum aead_result aead_run(const EVP_CIPHER *c, enum call_style style, int
         int ra = EVP_Cipher(ctx, NULL, NZ(aad), (unsigned int)aadlen);
         if (ra < 0)
             goto done;
-        note_aad_outl(aadlen, ra, "EVP_Cipher");
+        t_note_aad_outl(aadlen, ra, "EVP_Cipher");
         if (EVP_Cipher(ctx, out, NZ(in), (unsigned int)len) != (int)len)
             goto done;
         int r = EVP_Cipher(ctx, NULL, NULL, 0);
@@ -159,7 +126,7 @@ static int aead_kat(const EVP_CIPHER *c, const char *what, int line,
                     const uint8_t *aad, size_t aadlen, const uint8_t *pt, size_t len,
                     const uint8_t *ct, const uint8_t *tag, size_t taglen, unsigned flip)
 {
-    uint8_t *out = xmalloc(len + 16);
+    uint8_t *out = t_xmalloc(len + 16);
     uint8_t t[16], bad[16];
     int all = 1;
 
@@ -272,7 +239,7 @@ static int chacha20_case(const tv_case *c, struct kat_counts *n)
         || !field_ok(c, "ciphertext", fl(c, "plaintext")))
         return 0;
     size_t len = fl(c, "plaintext");
-    uint8_t *out = xmalloc(len);
+    uint8_t *out = t_xmalloc(len);
     uint32_t ctr = fcounter(c);
 
     for (int enc = 1; enc >= 0; enc--) {
@@ -415,7 +382,7 @@ static int xchacha20_case(const tv_case *c, struct kat_counts *n)
         n->other++;
         return 0;
     }
-    uint8_t *out = xmalloc(len), t[16];
+    uint8_t *out = t_xmalloc(len), t[16];
     int r = aead_run(xaead, STYLE_UPDATE, 1, fb(c, "key"), fb(c, "nonce"), 24, NULL, 0,
                      fb(c, "plaintext") + skip, len - skip, out, t, 16);
     if (T_OK(r == AEAD_OK, "[xchacha20] line %d: XChaCha20-Poly1305 seal failed (%d)", c->line, r))
@@ -462,7 +429,7 @@ struct wp_counts {
 static int wycheproof_case(const wp_case *w, void *arg)
 {
     struct wp_counts *k = arg;
-    uint8_t *out = xmalloc(w->msg_len + w->ct_len + 16);
+    uint8_t *out = t_xmalloc(w->msg_len + w->ct_len + 16);
     uint8_t t[16];
 
     if (w->valid == 2) { /* none in the current files; no verdict to check */
@@ -576,7 +543,7 @@ int main(void)
     run_txt("poly1305-edge.txt", 1);
     run_wycheproof("wycheproof/chacha20_poly1305_test.json", "chacha20-poly1305", aead, 12);
     run_wycheproof("wycheproof/xchacha20_poly1305_test.json", "xchacha20-poly1305", xaead, 24);
-    check_aad_outl();
+    t_check_aad_outl();
 
     EVP_CIPHER_free(chacha20);
     EVP_CIPHER_free(aead);

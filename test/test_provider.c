@@ -61,21 +61,6 @@ static const char *read_kernel(OSSL_PROVIDER *prov)
 
 static uint8_t key[32], iv[24], aad[13], pt[500], buf[600];
 
-static int set_tag(EVP_CIPHER_CTX *ctx, const uint8_t *tag, size_t n)
-{
-    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG,
-                                                          (void *)tag, n),
-                        OSSL_PARAM_construct_end() };
-    return EVP_CIPHER_CTX_set_params(ctx, p);
-}
-
-static int get_tag(EVP_CIPHER_CTX *ctx, uint8_t *tag, size_t n)
-{
-    OSSL_PARAM p[2] = { OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, tag, n),
-                        OSSL_PARAM_construct_end() };
-    return EVP_CIPHER_CTX_get_params(ctx, p);
-}
-
 /* Streaming seal (update/final); tag out. */
 static int op_seal(OSSL_LIB_CTX *lc, const char *name, size_t len, uint8_t tag[TAGLEN])
 {
@@ -85,7 +70,7 @@ static int op_seal(OSSL_LIB_CTX *lc, const char *name, size_t len, uint8_t tag[T
     int ok = c && ctx && EVP_EncryptInit_ex(ctx, c, NULL, key, iv)
              && EVP_EncryptUpdate(ctx, NULL, &l1, aad, sizeof(aad))
              && EVP_EncryptUpdate(ctx, buf, &l2, pt, (int)len)
-             && EVP_EncryptFinal_ex(ctx, buf + len, &l3) && get_tag(ctx, tag, TAGLEN);
+             && EVP_EncryptFinal_ex(ctx, buf + len, &l3) && t_get_tag(ctx, tag, TAGLEN);
     EVP_CIPHER_CTX_free(ctx);
     EVP_CIPHER_free(c);
     return ok;
@@ -98,7 +83,7 @@ static int op_open(OSSL_LIB_CTX *lc, const char *name, size_t len, const uint8_t
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     uint8_t back[600];
     int l1, l2, l3;
-    int ok = c && ctx && EVP_DecryptInit_ex(ctx, c, NULL, key, iv) && set_tag(ctx, tag, TAGLEN)
+    int ok = c && ctx && EVP_DecryptInit_ex(ctx, c, NULL, key, iv) && t_set_tag(ctx, tag, TAGLEN)
              && EVP_DecryptUpdate(ctx, NULL, &l1, aad, sizeof(aad))
              && EVP_DecryptUpdate(ctx, back, &l2, buf, (int)len)
              && EVP_DecryptFinal_ex(ctx, back + len, &l3) && memcmp(back, pt, len) == 0;
@@ -114,10 +99,10 @@ static int op_cipher_oneshot(OSSL_LIB_CTX *lc, int enc, size_t len, uint8_t tag[
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
     uint8_t o[600];
     int ok = c && ctx && EVP_CipherInit_ex(ctx, c, NULL, key, iv, enc)
-             && (enc || set_tag(ctx, tag, TAGLEN))
+             && (enc || t_set_tag(ctx, tag, TAGLEN))
              && EVP_Cipher(ctx, NULL, aad, sizeof(aad)) == (int)sizeof(aad)
              && EVP_Cipher(ctx, o, enc ? pt : buf, len) == (int)len
-             && EVP_Cipher(ctx, NULL, NULL, 0) >= 0 && (!enc || get_tag(ctx, tag, TAGLEN));
+             && EVP_Cipher(ctx, NULL, NULL, 0) >= 0 && (!enc || t_get_tag(ctx, tag, TAGLEN));
     if (ok && enc)
         memcpy(buf, o, len);
     else if (ok)
@@ -467,7 +452,7 @@ static int works_like_default(OSSL_LIB_CTX *lc)
     int ok = c && ctx && EVP_EncryptInit_ex(ctx, c, NULL, key, iv)
              && EVP_EncryptUpdate(ctx, NULL, &l1, aad, sizeof(aad))
              && EVP_EncryptUpdate(ctx, ct, &l2, pt, 300) && EVP_EncryptFinal_ex(ctx, ct, &l3)
-             && get_tag(ctx, rtag, TAGLEN);
+             && t_get_tag(ctx, rtag, TAGLEN);
     EVP_CIPHER_CTX_free(ctx);
     EVP_CIPHER_free(c);
     return ok && op_seal(lc, "ChaCha20-Poly1305", 300, tag) && memcmp(buf, ct, 300) == 0

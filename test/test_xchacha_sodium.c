@@ -18,39 +18,6 @@
 
 static EVP_CIPHER *xaead;
 
-static uint8_t *xmalloc(size_t n)
-{
-    uint8_t *p = malloc(n ? n : 1);
-
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(1);
-    }
-    return p;
-}
-
-/*
- * An AAD update must report outl == inl, as the default provider does. It is
- * tallied apart (one summary check at the end) so that a deviation there does
- * not hide the results of everything that follows it in a message.
- */
-static unsigned long aad_outl_bad;
-static char aad_outl_first[200];
-
-static void note_aad_outl(size_t inl, int outl, const char *where)
-{
-    if (outl == (int)inl)
-        return;
-    if (aad_outl_bad++ == 0)
-        snprintf(aad_outl_first, sizeof(aad_outl_first), "%s: %zu AAD bytes, outl %d", where, inl, outl);
-}
-
-static void check_aad_outl(void)
-{
-    T_OK(aad_outl_bad == 0, "%lu AAD updates/EVP_Cipher calls reported outl != inl; first: %s",
-         aad_outl_bad, aad_outl_first);
-}
-
 /* A length in [0, max], mostly near k*64 or k*16 (+-1) or small. */
 static size_t pick_len(size_t max)
 {
@@ -112,7 +79,7 @@ static int chapoly_run(int enc, const uint8_t key[32], const uint8_t nonce[24],
             snprintf(why, whyn, "AAD update of %zu bytes at %zu (outl %d)", n, off, outl);
             goto done;
         }
-        note_aad_outl(n, outl, "AAD update");
+        t_note_aad_outl(n, outl, "AAD update");
         off += n;
     } while (off < aadlen);
     if (inplace)
@@ -166,9 +133,9 @@ int main(void)
         return t_finish("test_xchacha_sodium");
     }
 
-    uint8_t *aad = xmalloc(MAX_AAD), *pt = xmalloc(MAX_DATA);
-    uint8_t *sct = xmalloc(MAX_DATA + TAGLEN), *ct = xmalloc(MAX_DATA + TAGLEN);
-    uint8_t *out = xmalloc(MAX_DATA + TAGLEN);
+    uint8_t *aad = t_xmalloc(MAX_AAD), *pt = t_xmalloc(MAX_DATA);
+    uint8_t *sct = t_xmalloc(MAX_DATA + TAGLEN), *ct = t_xmalloc(MAX_DATA + TAGLEN);
+    uint8_t *out = t_xmalloc(MAX_DATA + TAGLEN);
 
     for (int ci = 0; ci < ncases; ci++) {
         uint8_t key[32], nonce[24], tag[TAGLEN], bad[TAGLEN];
@@ -216,7 +183,7 @@ int main(void)
         int rej = T_OK(ok && !fin, "case %d (aad %zu, len %zu): tag bit %zu flipped not rejected at final: %s",
                        ci, aadlen, len, bit, why);
         if (ci % 4 == 0 && len > 0) {
-            uint8_t *c2 = xmalloc(len);
+            uint8_t *c2 = t_xmalloc(len);
             size_t cbit = t_rand_below(8 * len);
 
             memcpy(c2, sct, len);
@@ -229,7 +196,7 @@ int main(void)
         }
         rejected += rej;
     }
-    check_aad_outl();
+    t_check_aad_outl();
     printf("xchacha20-poly1305 vs libsodium: %d cases, %d sealed identically, %d of libsodium's opened by "
            "chapoly, %d of chapoly's opened by libsodium, %d corrupted rejected\n",
            ncases, matched, opened_sodium, sodium_opened, rejected);
