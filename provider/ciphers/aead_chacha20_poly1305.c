@@ -180,8 +180,10 @@ static int aead_dinit(void *vctx, const unsigned char *key, size_t keylen,
 
 /*
  * One-time Poly1305 key = first 32 bytes of block 0; text starts at block 1.
- * 'ahead' keystream blocks come from the same kernel call, so a short
- * message runs one ChaCha20 batch in all. Buffered AAD is hashed here.
+ * Used when the key is needed before any text: AAD longer than aad_buf
+ * (then 'ahead' keystream blocks come from the same kernel call, for the
+ * text that follows) or a final with no text. Text arriving first goes
+ * through aead_first_text instead. Buffered AAD is hashed here.
  */
 static void aead_mac_start(aead_ctx *c, unsigned ahead)
 {
