@@ -209,6 +209,27 @@ void t_rand_bytes(void *buf, size_t n)
     }
 }
 
+size_t t_pick_len(size_t max, const size_t *scales, size_t nscales)
+{
+    size_t lim = scales[t_rand_below(nscales)], r;
+
+    if (lim > max)
+        lim = max;
+    switch (t_rand_below(3)) {
+    case 0:
+        r = t_rand_below(lim / 64 + 1) * 64;
+        break;
+    case 1:
+        r = t_rand_below(lim / 16 + 1) * 16;
+        break;
+    default:
+        return t_rand_below(lim + 1);
+    }
+    r += t_rand_below(3);
+    r = r > 0 ? r - 1 : 0;
+    return r > max ? max : r;
+}
+
 void t_hexdump(const char *label, const uint8_t *p, size_t n)
 {
     fprintf(stderr, "%s (%zu):", label, n);

@@ -73,6 +73,11 @@ void t_check_aad_outl(void);
 uint64_t t_rand64(void);
 size_t t_rand_below(size_t n); /* uniform-ish in [0, n) */
 void t_rand_bytes(void *buf, size_t n);
+/*
+ * A length in [0, max], mostly near k*64 or k*16 (+-1): the limit is drawn
+ * from scales[0..n), then a block multiple, a tag-block multiple or any value.
+ */
+size_t t_pick_len(size_t max, const size_t *scales, size_t nscales);
 
 void t_hexdump(const char *label, const uint8_t *p, size_t n);
 

@@ -41,27 +41,12 @@ static EVP_CIPHER_CTX *ctx_dup(const EVP_CIPHER_CTX *in)
  * A length in [0, max], biased: k*64 + {-1,0,1}, k*16 + {-1,0,1} or uniform,
  * each under a randomly chosen scale so small sizes come up often.
  */
+/* the full range only one time in eight: it holds most of the bytes (and run time) */
 static size_t pick_len(size_t max)
 {
-    /* the full range only one time in eight: it holds most of the bytes (and run time) */
     static const size_t scales[] = { 130, 130, 130, 1100, 1100, 9000, 9000, (size_t)-1 };
-    size_t lim = scales[t_rand_below(8)], r;
 
-    if (lim > max)
-        lim = max;
-    switch (t_rand_below(3)) {
-    case 0:
-        r = t_rand_below(lim / 64 + 1) * 64;
-        break;
-    case 1:
-        r = t_rand_below(lim / 16 + 1) * 16;
-        break;
-    default:
-        return t_rand_below(lim + 1);
-    }
-    r += t_rand_below(3);
-    r = r > 0 ? r - 1 : 0;
-    return r > max ? max : r;
+    return t_pick_len(max, scales, sizeof(scales) / sizeof(scales[0]));
 }
 
 enum split_mode { SPLIT_WHOLE, SPLIT_SMALL, SPLIT_LARGE, SPLIT_MODES };

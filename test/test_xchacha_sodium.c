@@ -18,27 +18,11 @@
 
 static EVP_CIPHER *xaead;
 
-/* A length in [0, max], mostly near k*64 or k*16 (+-1) or small. */
 static size_t pick_len(size_t max)
 {
     static const size_t scales[] = { 130, 1100, (size_t)-1 };
-    size_t lim = scales[t_rand_below(3)], r;
 
-    if (lim > max)
-        lim = max;
-    switch (t_rand_below(3)) {
-    case 0:
-        r = t_rand_below(lim / 64 + 1) * 64;
-        break;
-    case 1:
-        r = t_rand_below(lim / 16 + 1) * 16;
-        break;
-    default:
-        return t_rand_below(lim + 1);
-    }
-    r += t_rand_below(3);
-    r = r > 0 ? r - 1 : 0;
-    return r > max ? max : r;
+    return t_pick_len(max, scales, sizeof(scales) / sizeof(scales[0]));
 }
 
 /* Next piece: the whole remainder (mode 0), 0..161 bytes (1) or 0..3000 bytes (2). */
