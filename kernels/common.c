@@ -76,6 +76,22 @@ void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
     st->buflen = 0;
 }
 
+void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
+                           const uint8_t *in, size_t len, const uint32_t key[8],
+                           const uint32_t ctr_nonce[4], poly1305_state *st,
+                           int enc)
+{
+    if (k->aead_xor_hash != NULL) {
+        k->aead_xor_hash(out, in, len, key, ctr_nonce, st, enc);
+    } else if (enc) {
+        k->chacha20_xor(out, in, len, key, ctr_nonce);
+        k->poly1305_blocks(st, out, len, 1);
+    } else {
+        k->poly1305_blocks(st, in, len, 1);
+        k->chacha20_xor(out, in, len, key, ctr_nonce);
+    }
+}
+
 /* ---- generic one-shot AEAD (RFC 8439 2.8) ---- */
 
 
@@ -184,6 +200,71 @@ static void aead_lengths(uint8_t *p, size_t aadlen, size_t len)
     store64_le(p + 8, (uint64_t)len);
 }
 
+static void aead_hash_padded(const chapoly_kernels *k, poly1305_state *st,
+                             const uint8_t *m, size_t len)
+{
+    size_t whole = len & ~(size_t)15;
+
+    if (whole)
+        k->poly1305_blocks(st, m, whole, 1);
+    if (len & 15) {
+        uint8_t b[16] = { 0 };
+        memcpy(b, m + whole, len & 15);
+        k->poly1305_blocks(st, b, 16, 1);
+        chapoly_wipe(b, sizeof(b));
+    }
+}
+
+/*
+ * Seal with long text or long AAD. The first batch makes the key block and
+ * 'head' bytes of keystream, head chosen so that whole kilobytes and less
+ * than a block are left: those kilobytes go through the stitched
+ * ChaCha20 + Poly1305 kernel (or its composition).
+ */
+#define AEAD_HEAD_MAX (31 * 64)
+
+static void aead_seal_long(const chapoly_kernels *k, poly1305_state *st, uint8_t *out,
+                           uint8_t tag[16], const uint8_t *in, size_t len,
+                           const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                           const uint8_t nonce[12])
+{
+    _Alignas(64) uint8_t buf[64 + AEAD_HEAD_MAX];
+    uint32_t cn[4] = { 0, load32_le(nonce), load32_le(nonce + 4), load32_le(nonce + 8) };
+    size_t head = len <= AEAD_HEAD_MAX ? len : 960 + (((len - 960) % 1024) & ~(size_t)63);
+    size_t nblk = (head + 63) / 64, whole, rest;
+    uint8_t lens[16];
+
+    memset(buf, 0, 64 * (1 + nblk));
+    if (head > 0)
+        memcpy(buf + 64, in, head);
+    k->chacha20_xor(buf, buf, 64 * (1 + nblk), key, cn);
+    k->poly1305_init(st, buf);
+    if (head > 0)
+        memcpy(out, buf + 64, head);
+    chapoly_wipe(buf, 64 * (1 + nblk));
+    cn[0] = (uint32_t)(1 + nblk);
+
+    aead_hash_padded(k, st, aad, aadlen);
+    whole = (len - head) & ~(size_t)1023;
+    rest = len - head - whole;
+    if (whole > 0) { /* head is a whole number of blocks here */
+        k->poly1305_blocks(st, out, head, 1);
+        chapoly_aead_xor_hash(k, out + head, in + head, whole, key, cn, st, 1);
+        cn[0] += (uint32_t)(whole / 64);
+        if (rest > 0)
+            k->chacha20_xor(out + head + whole, in + head + whole, rest, key, cn);
+        aead_hash_padded(k, st, out + head + whole, rest);
+    } else {
+        if (rest > 0)
+            k->chacha20_xor(out + head, in + head, rest, key, cn);
+        aead_hash_padded(k, st, out, len);
+    }
+    store64_le(lens, (uint64_t)aadlen);
+    store64_le(lens + 8, (uint64_t)len);
+    k->poly1305_blocks(st, lens, 16, 1);
+    k->poly1305_final(st, tag);
+}
+
 void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
                        const uint8_t *in, size_t len, const uint8_t *aad,
                        size_t aadlen, const uint32_t key[8],
@@ -212,13 +293,7 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
         chapoly_wipe(buf, 64 * (1 + blocks) + 16);
         return;
     }
-    uint32_t cn[4];
-    uint8_t ks[64 * AEAD_AHEAD];
-    size_t kslen = aead_otk(k, &st, key, nonce, len, cn, ks);
-
-    aead_xor(k, out, in, len, ks, kslen, key, cn);
-    chapoly_wipe(ks, kslen);
-    aead_mac(k, &st, aad, aadlen, out, len, tag);
+    aead_seal_long(k, &st, out, tag, in, len, aad, aadlen, key, nonce);
 }
 
 int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,

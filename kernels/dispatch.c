@@ -123,4 +123,5 @@ const chapoly_kernels chapoly_kernels_portable_table = {
     .poly1305_final = poly1305_final_portable,
     .aead_seal = NULL,
     .aead_open = NULL,
+    .aead_xor_hash = NULL,
 };

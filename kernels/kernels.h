@@ -78,6 +78,18 @@ typedef struct chapoly_kernels {
                      const uint8_t *aad, size_t aadlen, const uint8_t *tag,
                      size_t taglen, const uint32_t key[8],
                      const uint8_t nonce[12]);
+
+    /*
+     * Optional (NULL: the helper chapoly_aead_xor_hash composes it): ChaCha20
+     * over len bytes, a multiple of 1024, and Poly1305 blocks (padbit 1)
+     * over their ciphertext, the two interleaved. enc != 0: out is the
+     * ciphertext, hashed after it is written; enc == 0: in is, hashed
+     * before out is written. out == in is allowed. st must be driven by
+     * this table, with no partial block buffered.
+     */
+    void (*aead_xor_hash)(uint8_t *out, const uint8_t *in, size_t len,
+                          const uint32_t key[8], const uint32_t ctr_nonce[4],
+                          poly1305_state *st, int enc);
 } chapoly_kernels;
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -115,6 +127,15 @@ void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
                              const uint8_t *in, size_t len);
 void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
                             uint8_t tag[16]);
+
+/*
+ * The table's aead_xor_hash, or chacha20_xor and poly1305_blocks in the
+ * order it describes. len must be a multiple of 1024.
+ */
+void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
+                           const uint8_t *in, size_t len, const uint32_t key[8],
+                           const uint32_t ctr_nonce[4], poly1305_state *st,
+                           int enc);
 
 /* key bytes -> key words (little-endian). */
 void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);

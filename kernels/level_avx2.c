@@ -27,4 +27,5 @@ const chapoly_kernels chapoly_kernels_avx2 = {
     .poly1305_final = poly1305_final_avx2,
     .aead_seal = NULL,
     .aead_open = NULL,
+    .aead_xor_hash = NULL,
 };

@@ -15,6 +15,10 @@ void poly1305_init_avx512(poly1305_state *st, const uint8_t key[32]);
 void poly1305_blocks_avx512(poly1305_state *st, const uint8_t *in, size_t len,
                             unsigned padbit);
 void poly1305_final_avx512(poly1305_state *st, uint8_t tag[16]);
+/* stitched ChaCha20 + IFMA Poly1305 (aead_avx512.c) */
+void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                          const uint32_t key[8], const uint32_t ctr_nonce[4],
+                          poly1305_state *st, int enc);
 
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
@@ -25,6 +29,7 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
     .poly1305_final = poly1305_final_avx512,
     .aead_seal = NULL,
     .aead_open = NULL,
+    .aead_xor_hash = NULL,
 };
 
 const chapoly_kernels chapoly_kernels_avx512 = {
@@ -36,4 +41,5 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .poly1305_final = poly1305_final_avx512,
     .aead_seal = NULL,
     .aead_open = NULL,
+    .aead_xor_hash = aead_xor_hash_avx512,
 };

@@ -456,11 +456,11 @@ static void up_init(void)
 
 /* Per level: calls per kernel entry point and the first dirty one. */
 enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_SFINAL,
-       F_SEAL, F_OPEN, F_COUNT };
+       F_SEAL, F_OPEN, F_XORHASH, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
-    "chapoly_aead_seal", "chapoly_aead_open"
+    "chapoly_aead_seal", "chapoly_aead_open", "chapoly_aead_xor_hash"
 };
 static struct {
     unsigned long calls, dirty;
@@ -614,6 +614,14 @@ static int k_open(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, siz
     int r = chapoly_aead_open(k, out, in, len, aad, aadlen, tag, taglen, key, nonce);
     k_after(F_OPEN, len);
     return r;
+}
+
+static void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
+                       const uint32_t key[8], const uint32_t cn[4], poly1305_state *st, int enc)
+{
+    k_before();
+    chapoly_aead_xor_hash(k, out, in, len, key, cn, st, enc);
+    k_after(F_XORHASH, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1309,6 +1317,81 @@ static void aead_case(const chapoly_kernels *k, size_t aadlen, size_t len)
     }
 }
 
+/*
+ * chapoly_aead_xor_hash (the stitched kernel where a level has one) against
+ * portable ChaCha20 then Poly1305: the hash enters in every form a state
+ * can have (nothing hashed, a scalar prefix, 8 or 16 pending lanes, key
+ * powers already built) and more blocks follow, so the lanes it leaves are
+ * checked too. Output bytes, guard bytes and the final tag must match.
+ */
+static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size_t post,
+                          int enc, int inplace, size_t i)
+{
+    uint8_t key[32], pkey[32], rtag[16], tag[16];
+    uint32_t kw[8], cn[4];
+    size_t len = 1024 * kib, off = rnd_below(64);
+    const uint8_t *src = pool_at(len), *hpre = pool_at(pre), *hpost = pool_at(post);
+    poly1305_state rs_, ks_;
+
+    rnd_bytes(key, 32);
+    rnd_bytes(pkey, 32);
+    chapoly_load_key(kw, key);
+    cn[0] = pick_counter(i);
+    cn[1] = (uint32_t)rnd64();
+    cn[2] = (uint32_t)rnd64();
+    cn[3] = (uint32_t)rnd64();
+
+    /* reference */
+    P->poly1305_init(&rs_, pkey);
+    if (pre)
+        P->poly1305_blocks(&rs_, hpre, pre, 1);
+    P->chacha20_xor(rbuf, src, len, kw, cn);
+    P->poly1305_blocks(&rs_, enc ? rbuf : src, len, 1);
+    if (post)
+        P->poly1305_blocks(&rs_, hpost, post, 1);
+    P->poly1305_final(&rs_, rtag);
+
+    uint8_t *o = tout + 64 + off;
+    memset(tout, SENT, len + 192);
+    k->poly1305_init(&ks_, pkey);
+    if (pre)
+        k->poly1305_blocks(&ks_, hpre, pre, 1);
+    if (inplace) {
+        memcpy(o, src, len);
+        k_xor_hash(k, o, o, len, kw, cn, &ks_, enc);
+    } else {
+        memcpy(tin + 64 + (off ^ 9), src, len);
+        k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, cn, &ks_, enc);
+    }
+    if (post)
+        k->poly1305_blocks(&ks_, hpost, post, 1);
+    k->poly1305_final(&ks_, tag);
+    CHECK(memcmp(o, rbuf, len) == 0,
+          "%s aead_xor_hash output differs: %s pre %zu, %zu KiB, ctr %08x%s", k->name,
+          enc ? "enc" : "dec", pre, kib, cn[0], inplace ? " in place" : "");
+    CHECK(memcmp(tag, rtag, 16) == 0,
+          "%s aead_xor_hash tag differs: %s pre %zu, %zu KiB, post %zu%s", k->name,
+          enc ? "enc" : "dec", pre, kib, post, inplace ? " in place" : "");
+    CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
+          "%s aead_xor_hash wrote outside the output: %zu KiB", k->name, kib);
+}
+
+static void xor_hash_diff(const chapoly_kernels *k)
+{
+    /* prefixes in blocks: none, scalar, 8-lane and 16-lane states, odd lanes */
+    static const size_t pres[] = { 0, 1, 7, 8, 15, 16, 17, 18, 39, 40, 41, 64, 100 };
+    static const size_t posts[] = { 0, 1, 8, 16, 17, 64 };
+    size_t i = 0;
+
+    for (size_t p = 0; p < sizeof(pres) / sizeof(pres[0]); p++)
+        for (size_t kib = 1; kib <= 5; kib++)
+            for (int enc = 0; enc <= 1; enc++, i++)
+                xor_hash_case(k, 16 * pres[p], kib, 16 * posts[i % 6], enc, (int)(i % 3 == 0), i);
+    for (size_t j = 0; j < 60; j++, i++)
+        xor_hash_case(k, 16 * rnd_below(300), 1 + rnd_below(64), 16 * rnd_below(100),
+                      (int)rnd_below(2), (int)rnd_below(2), i);
+}
+
 static void aead_diff(const chapoly_kernels *k)
 {
     for (size_t aad = 0; aad <= 40; aad++)
@@ -1321,6 +1404,13 @@ static void aead_diff(const chapoly_kernels *k)
         for (size_t n = 1; n <= 17; n++)
             for (size_t d = 0; d < sizeof(deltas) / sizeof(deltas[0]); d++)
                 aead_case(k, aads[a], (size_t)((long)n * 64 + deltas[d]));
+    /* Long seals: the first batch's head, whole kilobytes and the rest around their limits. */
+    static const long koffs[] = { -65, -64, -1, 0, 1, 63, 64, 65, 960, 961, 1023 };
+    static const size_t kaads[] = { 0, 13, 100 };
+    for (size_t kib = 1; kib <= 5; kib++)
+        for (size_t o = 0; o < sizeof(koffs) / sizeof(koffs[0]); o++)
+            for (size_t a = 0; a < sizeof(kaads) / sizeof(kaads[0]); a++)
+                aead_case(k, kaads[a], (size_t)((long)(1024 * kib + 960) + koffs[o]));
     for (int i = 0; i < 120; i++)
         aead_case(k, rnd_below(i % 4 == 0 ? 3000 : 64), rnd_below(70001));
 }
@@ -1466,6 +1556,7 @@ int main(void)
         hchacha_diff(k);
         poly_diff(k);
         aead_diff(k);
+        xor_hash_diff(k);
         fstat_report();
         check_upper = 0;
         levels_run++;

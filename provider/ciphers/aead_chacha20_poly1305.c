@@ -267,7 +267,11 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
     return 1;
 }
 
-/* Hash-and-crypt in chunks so the text is hashed while it is still in L1. */
+/*
+ * Text that is not a whole kilobyte goes through the cipher and MAC kernels
+ * in turn, in chunks of this size, so it is hashed while it is still in L1;
+ * whole kilobytes go to the stitched kernel.
+ */
 #define AEAD_CHUNK 8192
 
 /*
@@ -321,6 +325,26 @@ static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char
     chapoly_wipe(buf, total);
 }
 
+/*
+ * The keystream and the MAC input both sit on a block boundary: no spare
+ * keystream, no partial Poly1305 block (text starts 16-byte aligned in the
+ * MAC input, so both hold at every multiple of 64 bytes of text).
+ */
+static int aead_aligned(const aead_ctx *c)
+{
+    return c->cs.lazy_pos == 0 && c->cs.ks_pos == c->cs.ks_len && c->poly.buflen == 0;
+}
+
+/* Bytes of text up to the next point where aead_aligned holds (1..192). */
+static size_t aead_to_boundary(const aead_ctx *c)
+{
+    if (c->cs.lazy_pos != 0)
+        return 64 - c->cs.lazy_pos;
+    if (c->cs.ks_pos < c->cs.ks_len)
+        return c->cs.ks_len - c->cs.ks_pos;
+    return POLY1305_BLOCK_BYTES - c->poly.buflen; /* not reached: see above */
+}
+
 static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                        size_t outsize, const unsigned char *in, size_t inl)
 {
@@ -366,8 +390,12 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
     }
     *outl = inl;
     if (!c->mac_started) {
-        /* a long first update starts with 31 blocks + the key block: two 16-lane batches */
-        size_t n = inl <= AEAD_ONECALL_MAX ? inl : AEAD_ONECALL_MAX;
+        /*
+         * A long first update starts with 15..30 whole blocks beside the key
+         * block (one or two 16-lane batches), so that whole kilobytes, and
+         * less than a block after them, are left for the stitched kernel.
+         */
+        size_t n = inl <= AEAD_ONECALL_MAX ? inl : 960 + (((inl - 960) % 1024) & ~(size_t)63);
 
         aead_first_text(c, out, in, n);
         c->state = ST_TEXT;
@@ -383,6 +411,20 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
     for (size_t done = 0; done < inl;) {
         size_t n = inl - done < AEAD_CHUNK ? inl - done : AEAD_CHUNK;
 
+        if (aead_aligned(c)) {
+            size_t whole = (inl - done) & ~(size_t)1023;
+
+            if (whole > 0) {
+                /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
+                chapoly_aead_xor_hash(c->k, out + done, in + done, whole, c->cs.key,
+                                      c->cs.cn, &c->poly, c->enc);
+                chacha_stream_advance(&c->cs, whole / 64);
+                done += whole;
+                continue;
+            }
+        } else if (inl - done >= 1024) {
+            n = aead_to_boundary(c); /* then the rest goes the stitched way */
+        }
         if (c->enc) {
             chacha_stream_xor(c->k, &c->cs, out + done, in + done, n);
             chapoly_poly1305_update(c->k, &c->poly, out + done, n);

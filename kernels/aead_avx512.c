@@ -1,0 +1,200 @@
+/*
+ * Stitched ChaCha20 + Poly1305 over whole kilobytes, for the "avx512"
+ * level on IFMA CPUs (the table's aead_xor_hash entry).
+ *
+ * A 16-lane ChaCha20 batch (1024 bytes) is a chain of 80 dependent quarter
+ * rounds per lane group: it is latency-bound and leaves vector ports idle.
+ * The IFMA Poly1305 steps of the neighbouring kilobyte (8 steps of 8 lanes,
+ * two accumulators stepping by r^16, exactly run16 of poly1305_avx512.c)
+ * are placed between its double rounds, one step after each of double
+ * rounds 2..9, so both run in the same cycles, while the hashed kilobyte is
+ * still in L1.
+ *
+ * Pipelines over n kilobytes (chunk i = bytes 1024 i .. 1024 i + 1023):
+ *   seal  chacha(0); chacha(i) + hash(out chunk i - 1) for i = 1..n-1;
+ *         hash(out chunk n - 1)
+ *   open  hash(in chunk 0); chacha(i) + hash(in chunk i + 1) for
+ *         i = 0..n-2; chacha(n - 1)
+ * In place (out == in) the open pipeline hashes chunk i + 1 before it is
+ * overwritten, and the seal pipeline hashes chunk i - 1 after it was
+ * written. The unstitched hash goes through poly1305_blocks_avx512ifma,
+ * which also takes a scalar or 8-lane state into 16 pending lanes; the
+ * stitched steps continue those lanes, and the call ends with the lanes
+ * pending, as a blocks() call of a whole number of 16-block batches does.
+ *
+ * Hygiene: nothing branches on secret data; zmm16-31 are zeroed and the
+ * compiler's vzeroupper cleans the rest; the stack below the caller, where
+ * the stitched loop may have spilled round or hash values, is overwritten
+ * before returning.
+ */
+#include "chacha20_zmm.h"
+#include "poly1305_ifma.h"
+
+void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                          const uint32_t key[8], const uint32_t ctr_nonce[4],
+                          poly1305_state *st, int enc);
+void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void poly1305_blocks_avx512(poly1305_state *st, const uint8_t *in, size_t len,
+                            unsigned padbit);
+void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
+                                size_t len, unsigned padbit);
+
+/* r^16 in every lane, re-read from the power table (lane i = 0 is r^16). */
+CHAPOLY_INLINE vkey r16_bcast(const uint64_t *p)
+{
+    vkey k = { _mm512_set1_epi64((long long)p[W_POW]),
+               _mm512_set1_epi64((long long)p[W_POW + 16]),
+               _mm512_set1_epi64((long long)p[W_POW + 32]),
+               _mm512_set1_epi64((long long)p[W_POW20]),
+               _mm512_set1_epi64((long long)p[W_POW20 + 16]) };
+    return k;
+}
+
+/*
+ * One kilobyte of ChaCha20 (counter c0 .. c0 + 15) and, if 'hash' (a
+ * constant at each call site), the 64 Poly1305 blocks at h folded into the
+ * lanes a (blocks 16 s .. 16 s + 7 of step s) and b (16 s + 8 .. 16 s + 15).
+ * The message blocks are loaded during the rounds, before this batch
+ * stores its output.
+ */
+CHAPOLY_INLINE void kilobyte(uint8_t *out, const uint8_t *in,
+                             const uint32_t *key_words, const uint32_t *cn_words,
+                             uint32_t c0, const uint8_t *h, const uint64_t *pw,
+                             uint64_t *hadd, v3 *pa, v3 *pb, int hash)
+{
+    const uint32_t *key = key_words, *cn = cn_words;
+    const __m512i padv = _mm512_set1_epi64((long long)1 << 40);
+    v3 a = *pa, b = *pb;
+
+    OPAQUE_PTR(key);
+    OPAQUE_PTR(cn);
+    COLS_INIT_ZMM(key, ADD16(BCAST16(c0), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++) {
+        DROUND_COLS_ZMM();
+        if (hash && i >= 1 && i <= 8) {
+            const uint64_t *q = pw;
+            int s = i - 1;
+
+            OPAQUE_PTR(q); /* powers are reloaded, never held across rounds */
+            vkey rk = r16_bcast(q);
+            if (s & 1) {
+                b = ifma_mul(b, &rk, load8(h + 256 * (s / 2) + 128, padv));
+            } else if (s == 0) {
+                uint64_t *x = hadd;
+
+                OPAQUE_PTR(x);
+                a = ifma_mul(a, &rk, v3_add(load8(h, padv), v3_load(x)));
+                v3_store(x, v3_zero());
+            } else {
+                a = ifma_mul(a, &rk, load8(h + 256 * (s / 2), padv));
+            }
+        }
+    }
+    OPAQUE_PTR(key);
+    OPAQUE_PTR(cn);
+    COLS_FEED_ZMM(key, ADD16(BCAST16(c0), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
+    COLS_TRANSPOSE_ZMM();
+    COLS_STORE_FULL_ZMM(out, in);
+    *pa = a;
+    *pb = b;
+}
+
+/*
+ * n >= 2 kilobytes. Whatever form the hash is in (scalar, 8 or 16 pending
+ * lanes), it continues as 16 pending lanes: 8 lanes C become A = 0, B = C;
+ * a scalar hash h joins the first hashed block in lane 0 of A (hadd), as in
+ * run16.
+ */
+static __attribute__((noinline)) void
+stitched(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key[8],
+         const uint32_t cn[4], uint64_t *p, int enc)
+{
+    _Alignas(64) uint64_t hadd[24];
+    unsigned st = (unsigned)p[W_STATE];
+    uint32_t c0 = cn[0];
+    v3 a = v3_zero(), b = v3_zero();
+
+    poly1305_ifma_powers(p, 1);
+    v3_store(hadd, v3_zero());
+    if (st & ST_L16) {
+        a = v3_load(p + W_LANES);
+        b = v3_load(p + W_LANES + 24);
+    } else if (st & ST_L8) {
+        b = v3_load(p + W_LANES + 24);
+    } else {
+        v3_store(hadd, scalar_to_lane0(p));
+    }
+    if (enc) {
+        kilobyte(out, in, key, cn, c0, NULL, p, hadd, &a, &b, 0);
+        for (size_t i = 1; i < n; i++) {
+            c0 += 16; /* mod 2^32, as in chacha20_xor */
+            kilobyte(out + 1024 * i, in + 1024 * i, key, cn, c0,
+                     out + 1024 * (i - 1), p, hadd, &a, &b, 1);
+        }
+    } else {
+        for (size_t i = 0; i + 1 < n; i++) {
+            kilobyte(out + 1024 * i, in + 1024 * i, key, cn, c0,
+                     in + 1024 * (i + 1), p, hadd, &a, &b, 1);
+            c0 += 16;
+        }
+        kilobyte(out + 1024 * (n - 1), in + 1024 * (n - 1), key, cn, c0, NULL,
+                 p, hadd, &a, &b, 0);
+    }
+    v3_store(p + W_LANES, a);
+    v3_store(p + W_LANES + 24, b);
+    p[W_STATE] = (st & ~(ST_L8 | ST_L16)) | ST_L16 | ST_POW8 | ST_POW16;
+}
+
+/* Overwrite the stack just below the caller's frame (stitched's frame). */
+static __attribute__((noinline)) void scrub_stack_2k(void)
+{
+    uint8_t area[2048];
+
+    chapoly_wipe(area, sizeof(area));
+    __asm__ volatile("" : : "r"(area) : "memory");
+}
+
+void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                          const uint32_t key[8], const uint32_t ctr_nonce[4],
+                          poly1305_state *st, int enc)
+{
+    size_t n = len / 1024;
+
+    if (n == 0)
+        return;
+    if (!poly1305_have_ifma()) { /* AVX2 Poly1305 state: two passes */
+        if (enc) {
+            chacha20_xor_avx512(out, in, len, key, ctr_nonce);
+            poly1305_blocks_avx512(st, out, len, 1);
+        } else {
+            poly1305_blocks_avx512(st, in, len, 1);
+            chacha20_xor_avx512(out, in, len, key, ctr_nonce);
+        }
+        return;
+    }
+    if (n == 1) { /* nothing to overlap */
+        if (enc) {
+            chacha20_xor_avx512(out, in, 1024, key, ctr_nonce);
+            poly1305_blocks_avx512ifma(st, out, 1024, 1);
+        } else {
+            poly1305_blocks_avx512ifma(st, in, 1024, 1);
+            chacha20_xor_avx512(out, in, 1024, key, ctr_nonce);
+        }
+        return;
+    }
+    /*
+     * The unstitched kilobyte of hashing, last (seal) or first (open), goes
+     * through the MAC kernel: 64 blocks take its 16-lane path.
+     */
+    if (enc) {
+        stitched(out, in, n, key, ctr_nonce, st->priv, 1);
+        poly1305_blocks_avx512ifma(st, out + 1024 * (n - 1), 1024, 1);
+    } else {
+        poly1305_blocks_avx512ifma(st, in, 1024, 1);
+        stitched(out, in, n, key, ctr_nonce, st->priv, 0);
+    }
+    scrub_stack_2k();
+    zero_zmm16_31();
+}
