@@ -96,7 +96,7 @@ CHAPOLY_INLINE void kilobyte(uint8_t *out, const uint8_t *in,
     OPAQUE_PTR(cn);
     COLS_FEED_ZMM(key, ADD16(BCAST16(c0), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
     COLS_TRANSPOSE_ZMM();
-    COLS_STORE_FULL_ZMM(out, in);
+    COLS_STORE_FULL_ZMM(NULL, out, in);
     *pa = a;
     *pb = b;
 }

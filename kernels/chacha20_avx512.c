@@ -33,6 +33,8 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 
 
 /*
@@ -50,7 +52,7 @@ static __attribute__((noinline)) void scrub_stack_512(void)
 }
 
 /* Whole 16-block column batches: len is a multiple of 1024, > 0. */
-CHAPOLY_INLINE void cols16_full_zmm(uint8_t *out, const uint8_t *in,
+CHAPOLY_INLINE void cols16_full_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
                                     size_t len, const uint32_t key_words[8],
                                     const uint32_t cn[4])
 {
@@ -69,14 +71,15 @@ CHAPOLY_INLINE void cols16_full_zmm(uint8_t *out, const uint8_t *in,
         OPAQUE_PTR(key);
         COLS_FEED_ZMM(key, ctr, cn[1], cn[2], cn[3]);
         COLS_TRANSPOSE_ZMM();
-        COLS_STORE_FULL_ZMM(out, in);
+        COLS_STORE_FULL_ZMM(kb, out, in);
+        kb = NULL; /* the key block is block 0 of the first batch only */
         ctr = ADD16(ctr, sixteen); /* mod 2^32 per lane */
     }
 }
 
 /* One partial column batch: 512 < len < 1024 (9..15 blocks). */
 static __attribute__((noinline)) void
-cols16_part_zmm(uint8_t *out, const uint8_t *in, size_t len,
+cols16_part_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
                 const uint32_t key_words[8], const uint32_t cn[4])
 {
     const uint32_t *key = key_words;
@@ -91,7 +94,7 @@ cols16_part_zmm(uint8_t *out, const uint8_t *in, size_t len,
     OPAQUE_PTR(key);
     COLS_FEED_ZMM(key, ctr, cn[1], cn[2], cn[3]);
     COLS_TRANSPOSE_ZMM();
-    xor_block_zmm(out + 0 * 64, in + 0 * 64, x0);
+    xor_block0_zmm(kb, out, in, x0, len);
     xor_block_zmm(out + 1 * 64, in + 1 * 64, x1);
     xor_block_zmm(out + 2 * 64, in + 2 * 64, x2);
     xor_block_zmm(out + 3 * 64, in + 3 * 64, x3);
@@ -114,7 +117,7 @@ cols16_part_zmm(uint8_t *out, const uint8_t *in, size_t len,
  * interleaved so the two dependency chains share one latency window:
  * 0 < len <= 512; 'two' (constant per call site) selects the second set.
  */
-CHAPOLY_INLINE void rows_zmm(uint8_t *out, const uint8_t *in, size_t len,
+CHAPOLY_INLINE void rows_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
                              const uint32_t key_words[8], const uint32_t cn[4],
                              int two)
 {
@@ -136,9 +139,9 @@ CHAPOLY_INLINE void rows_zmm(uint8_t *out, const uint8_t *in, size_t len,
             DROUND_ROWS_ZMM(a, b, c, d);
     }
     OPAQUE_PTR(key);
-    ROWS_FINISH_ZMM(a, b, c, d, d0, key, out, in, len);
+    ROWS_FINISH_ZMM(a, b, c, d, d0, key, kb, out, in, len);
     if (two)
-        ROWS_FINISH_ZMM(p, q, r, s, e0, key, out + 256, in + 256, len - 256);
+        ROWS_FINISH_ZMM(p, q, r, s, e0, key, NULL, out + 256, in + 256, len - 256);
 }
 
 /*
@@ -148,7 +151,7 @@ CHAPOLY_INLINE void rows_zmm(uint8_t *out, const uint8_t *in, size_t len,
  * the column batch alone. 1024 < len <= 1536; 'two' = more than 4 blocks
  * follow the column batch.
  */
-CHAPOLY_INLINE void cols16_rows_zmm(uint8_t *out, const uint8_t *in,
+CHAPOLY_INLINE void cols16_rows_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
                                     size_t len, const uint32_t key_words[8],
                                     const uint32_t cn_words[4], int two)
 {
@@ -187,47 +190,78 @@ CHAPOLY_INLINE void cols16_rows_zmm(uint8_t *out, const uint8_t *in,
     OPAQUE_PTR(cn);
     COLS_FEED_ZMM(key, ADD16(BCAST16(cn[0]), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
     COLS_TRANSPOSE_ZMM();
-    COLS_STORE_FULL_ZMM(out, in);
-    ROWS_FINISH_ZMM(a, b, c, d, ADD16(ROW_BCAST_ZMM(cn), ROWS_CTR_ZMM(16)), key,
+    COLS_STORE_FULL_ZMM(kb, out, in);
+    ROWS_FINISH_ZMM(a, b, c, d, ADD16(ROW_BCAST_ZMM(cn), ROWS_CTR_ZMM(16)), key, NULL,
                     out + 1024, in + 1024, len - 1024);
     if (two)
         ROWS_FINISH_ZMM(p, q, r, s, ADD16(ROW_BCAST_ZMM(cn), ROWS_CTR_ZMM(20)),
-                        key, out + 1280, in + 1280, len - 1280);
+                        key, NULL, out + 1280, in + 1280, len - 1280);
 }
 
 static __attribute__((noinline)) void
-cols16_rows4_zmm(uint8_t *out, const uint8_t *in, size_t len,
+cols16_rows4_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
                  const uint32_t key[8], const uint32_t cn[4])
 {
-    cols16_rows_zmm(out, in, len, key, cn, 0);
+    cols16_rows_zmm(kb, out, in, len, key, cn, 0);
 }
 
 static __attribute__((noinline)) void
-cols16_rows8_zmm(uint8_t *out, const uint8_t *in, size_t len,
+cols16_rows8_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
                  const uint32_t key[8], const uint32_t cn[4])
 {
-    cols16_rows_zmm(out, in, len, key, cn, 1);
+    cols16_rows_zmm(kb, out, in, len, key, cn, 1);
 }
 
 static __attribute__((noinline)) void
-rows4_zmm(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+rows4_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
           const uint32_t cn[4])
 {
-    rows_zmm(out, in, len, key, cn, 0);
+    rows_zmm(kb, out, in, len, key, cn, 0);
 }
 
 static __attribute__((noinline)) void
-rows8_zmm(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+rows8_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
           const uint32_t cn[4])
 {
-    rows_zmm(out, in, len, key, cn, 1);
+    rows_zmm(kb, out, in, len, key, cn, 1);
 }
 
 /*
  * Whole column batches, except that the last whole batch runs fused with
  * the row sets when 1..8 blocks follow it; then 9..15 blocks -> a partial
  * column batch, 5..8 -> two row sets, 2..4 -> one, 1 -> scalar.
+ * kb != NULL: block 0 is a key block (see xor_block0_zmm); len > 64.
  */
+static void chacha20_xor_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
+                             const uint32_t key[8], const uint32_t ctr_nonce[4])
+{
+    uint32_t cn[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
+    size_t whole = len & ~(size_t)1023;
+
+    /* Keep the last whole batch for the fused shape if 1..8 blocks follow. */
+    if (whole > 0 && len - whole > 0 && len - whole <= 512)
+        whole -= 1024;
+    if (whole > 0) {
+        cols16_full_zmm(kb, out, in, whole, key, cn);
+        kb = NULL;
+        cn[0] += (uint32_t)(whole / 64); /* mod 2^32, as the lanes */
+        out += whole;
+        in += whole;
+        len -= whole;
+    }
+    if (len > 1280)
+        cols16_rows8_zmm(kb, out, in, len, key, cn);
+    else if (len > 1024)
+        cols16_rows4_zmm(kb, out, in, len, key, cn);
+    else if (len > 512)
+        cols16_part_zmm(kb, out, in, len, key, cn);
+    else if (len > 256)
+        rows8_zmm(kb, out, in, len, key, cn);
+    else if (len > 0)
+        rows4_zmm(kb, out, in, len, key, cn);
+    zero_zmm16_31();
+}
+
 void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
@@ -236,30 +270,30 @@ void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
         scrub_stack_512();
         return;
     }
-    uint32_t cn[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
-    size_t whole = len & ~(size_t)1023;
+    chacha20_xor_zmm(NULL, out, in, len, key, ctr_nonce);
+}
 
-    /* Keep the last whole batch for the fused shape if 1..8 blocks follow. */
-    if (whole > 0 && len - whole > 0 && len - whole <= 512)
-        whole -= 1024;
-    if (whole > 0) {
-        cols16_full_zmm(out, in, whole, key, cn);
-        cn[0] += (uint32_t)(whole / 64); /* mod 2^32, as the lanes */
-        out += whole;
-        in += whole;
-        len -= whole;
+/*
+ * The key block (counter ctr_nonce[0]) to kb and the text XORed from the
+ * next block on, shaped as one call of len + 64 bytes. The shapes address
+ * block i at out + 64 i, so they get the text pointers moved back by a
+ * block (as integers: nothing is accessed there, block 0 goes to kb).
+ */
+void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key[8], const uint32_t ctr_nonce[4])
+{
+    if (len == 0) {
+        uint32_t w[16];
+
+        chacha20_block_portable(w, key, ctr_nonce);
+        for (int i = 0; i < 16; i++)
+            store32_le(kb + 4 * i, w[i]);
+        chapoly_wipe(w, sizeof(w));
+        scrub_stack_512();
+        return;
     }
-    if (len > 1280)
-        cols16_rows8_zmm(out, in, len, key, cn);
-    else if (len > 1024)
-        cols16_rows4_zmm(out, in, len, key, cn);
-    else if (len > 512)
-        cols16_part_zmm(out, in, len, key, cn);
-    else if (len > 256)
-        rows8_zmm(out, in, len, key, cn);
-    else if (len > 0)
-        rows4_zmm(out, in, len, key, cn);
-    zero_zmm16_31();
+    chacha20_xor_zmm(kb, (uint8_t *)((uintptr_t)out - 64),
+                     (const uint8_t *)((uintptr_t)in - 64), len + 64, key, ctr_nonce);
 }
 
 /* ------------------------------------------------------------------ ymm -- */

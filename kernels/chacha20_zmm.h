@@ -162,9 +162,24 @@ CHAPOLY_INLINE void xor_block_zmm_part(uint8_t *out, const uint8_t *in,
     }
 }
 
-#define COLS_STORE_FULL_ZMM(out, in)                                \
+/*
+ * Block 0 of a batch: XORed like the others, or, if kb is not NULL, its raw
+ * keystream stored to kb (the AEAD's Poly1305 key block: out and in then
+ * point 64 bytes before the text and block 0 is never read or written
+ * through them).
+ */
+CHAPOLY_INLINE void xor_block0_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
+                                   __m512i ks, size_t len)
+{
+    if (kb != NULL)
+        _mm512_storeu_si512(kb, ks);
+    else
+        xor_block_zmm_part(out, in, ks, 0, len);
+}
+
+#define COLS_STORE_FULL_ZMM(kb, out, in)                            \
     do {                                                            \
-        xor_block_zmm(out + 0 * 64, in + 0 * 64, x0);               \
+        xor_block0_zmm(kb, out, in, x0, 1024);                      \
         xor_block_zmm(out + 1 * 64, in + 1 * 64, x1);               \
         xor_block_zmm(out + 2 * 64, in + 2 * 64, x2);               \
         xor_block_zmm(out + 3 * 64, in + 3 * 64, x3);               \
@@ -203,14 +218,14 @@ CHAPOLY_INLINE __m512i rows_sigma_zmm(void)
  * (any value; blocks past len are skipped). The key rows are re-read through
  * the opaque pointer so they were never live across the rounds.
  */
-#define ROWS_FINISH_ZMM(a, b, c, d, d0, key, out, in, len)          \
+#define ROWS_FINISH_ZMM(a, b, c, d, d0, key, kb, out, in, len)      \
     do {                                                            \
         a = ADD16(a, rows_sigma_zmm());                             \
         b = ADD16(b, ROW_BCAST_ZMM(key));                           \
         c = ADD16(c, ROW_BCAST_ZMM((key) + 4));                     \
         d = ADD16(d, d0);                                           \
         transpose_lanes_zmm(&a, &b, &c, &d);                        \
-        xor_block_zmm_part(out, in, a, 0, len);                     \
+        xor_block0_zmm(kb, out, in, a, len);                        \
         xor_block_zmm_part(out, in, b, 1, len);                     \
         xor_block_zmm_part(out, in, c, 2, len);                     \
         xor_block_zmm_part(out, in, d, 3, len);                     \

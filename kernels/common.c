@@ -76,6 +76,34 @@ void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
     st->buflen = 0;
 }
 
+void chapoly_chacha20_xor_kb(const chapoly_kernels *k, uint8_t kb[64],
+                             uint8_t *out, const uint8_t *in, size_t len,
+                             const uint32_t key[8], const uint32_t ctr_nonce[4])
+{
+    _Alignas(64) uint8_t buf[2048];
+    uint32_t cn[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
+
+    if (k->chacha20_xor_kb != NULL) {
+        k->chacha20_xor_kb(kb, out, in, len, key, ctr_nonce);
+        return;
+    }
+    if (len <= sizeof(buf) - 64) { /* one call over [zero block || text] */
+        memset(buf, 0, 64);
+        if (len > 0)
+            memcpy(buf + 64, in, len);
+        k->chacha20_xor(buf, buf, 64 + len, key, cn);
+        memcpy(kb, buf, 64);
+        if (len > 0)
+            memcpy(out, buf + 64, len);
+        chapoly_wipe(buf, 64 + len);
+        return;
+    }
+    memset(kb, 0, 64);
+    k->chacha20_xor(kb, kb, 64, key, cn);
+    cn[0]++; /* mod 2^32, as in the kernels */
+    k->chacha20_xor(out, in, len, key, cn);
+}
+
 void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint8_t *in, size_t len, const uint32_t key[8],
                            const uint32_t ctr_nonce[4], poly1305_state *st,

@@ -117,6 +117,7 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
 const chapoly_kernels chapoly_kernels_portable_table = {
     .name = "portable",
     .chacha20_xor = chacha20_xor_portable,
+    .chacha20_xor_kb = NULL,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_portable,
     .poly1305_blocks = poly1305_blocks_portable,

@@ -56,6 +56,15 @@ typedef struct chapoly_kernels {
 
     void (*chacha20_xor)(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
+    /*
+     * Optional (NULL: the helper chapoly_chacha20_xor_kb composes it): the
+     * raw keystream block at counter ctr_nonce[0] to kb, and len bytes of
+     * text XORed from the next counter on, in the batch shapes of one
+     * len + 64 byte call. The AEAD's Poly1305 key block and its first text.
+     */
+    void (*chacha20_xor_kb)(uint8_t kb[64], uint8_t *out, const uint8_t *in,
+                            size_t len, const uint32_t key[8],
+                            const uint32_t ctr_nonce[4]);
     /* HChaCha20 (draft-irtf-cfrg-xchacha-03 2.2): 32-byte subkey. */
     void (*hchacha20)(uint8_t subkey[32], const uint8_t key[32],
                       const uint8_t nonce[16]);
@@ -127,6 +136,11 @@ void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
                              const uint8_t *in, size_t len);
 void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
                             uint8_t tag[16]);
+
+/* The table's chacha20_xor_kb, or the same bytes through chacha20_xor. */
+void chapoly_chacha20_xor_kb(const chapoly_kernels *k, uint8_t kb[64],
+                             uint8_t *out, const uint8_t *in, size_t len,
+                             const uint32_t key[8], const uint32_t ctr_nonce[4]);
 
 /*
  * The table's aead_xor_hash, or chacha20_xor and poly1305_blocks in the

@@ -21,6 +21,7 @@ void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
 const chapoly_kernels chapoly_kernels_avx2 = {
     .name = "avx2",
     .chacha20_xor = chacha20_xor_avx2,
+    .chacha20_xor_kb = NULL,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,

@@ -10,6 +10,8 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 /* IFMA when the CPU has it, else AVX2 radix 2^26 (poly1305_avx512.c) */
 void poly1305_init_avx512(poly1305_state *st, const uint8_t key[32]);
 void poly1305_blocks_avx512(poly1305_state *st, const uint8_t *in, size_t len,
@@ -23,6 +25,7 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
     .chacha20_xor = chacha20_xor_avx512vl,
+    .chacha20_xor_kb = NULL,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx512,
     .poly1305_blocks = poly1305_blocks_avx512,
@@ -35,6 +38,7 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
 const chapoly_kernels chapoly_kernels_avx512 = {
     .name = "avx512",
     .chacha20_xor = chacha20_xor_avx512,
+    .chacha20_xor_kb = chacha20_xor_kb_avx512,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx512,
     .poly1305_blocks = poly1305_blocks_avx512,

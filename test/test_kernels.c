@@ -456,11 +456,12 @@ static void up_init(void)
 
 /* Per level: calls per kernel entry point and the first dirty one. */
 enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_SFINAL,
-       F_SEAL, F_OPEN, F_XORHASH, F_COUNT };
+       F_SEAL, F_OPEN, F_XORHASH, F_XORKB, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
-    "chapoly_aead_seal", "chapoly_aead_open", "chapoly_aead_xor_hash"
+    "chapoly_aead_seal", "chapoly_aead_open", "chapoly_aead_xor_hash",
+    "chapoly_chacha20_xor_kb"
 };
 static struct {
     unsigned long calls, dirty;
@@ -622,6 +623,14 @@ static void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in
     k_before();
     chapoly_aead_xor_hash(k, out, in, len, key, cn, st, enc);
     k_after(F_XORHASH, len);
+}
+
+static void k_xor_kb(const chapoly_kernels *k, uint8_t kb[64], uint8_t *out, const uint8_t *in,
+                     size_t len, const uint32_t key[8], const uint32_t cn[4])
+{
+    k_before();
+    chapoly_chacha20_xor_kb(k, kb, out, in, len, key, cn);
+    k_after(F_XORKB, len);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1318,6 +1327,57 @@ static void aead_case(const chapoly_kernels *k, size_t aadlen, size_t len)
 }
 
 /*
+ * chapoly_chacha20_xor_kb (key block + text in one call's shapes) against
+ * portable ChaCha20 over [64 zero bytes || text]: the key block, the text,
+ * and nothing written around either.
+ */
+static void xor_kb_case(const chapoly_kernels *k, size_t len, size_t i)
+{
+    uint8_t kb[64 + 2 * GUARD];
+    uint32_t kw[8], cn[4];
+    size_t off = rnd_below(64);
+    const uint8_t *src = pool_at(len);
+    int inplace = (int)(i % 3 == 0);
+
+    rnd_bytes((uint8_t *)kw, sizeof(kw));
+    cn[0] = pick_counter(i);
+    cn[1] = (uint32_t)rnd64();
+    cn[2] = (uint32_t)rnd64();
+    cn[3] = (uint32_t)rnd64();
+    memset(rbuf, 0, 64);
+    memcpy(rbuf + 64, src, len);
+    P->chacha20_xor(rbuf, rbuf, 64 + len, kw, cn);
+
+    uint8_t *o = tout + 64 + off;
+    memset(tout, SENT, len + 192);
+    memset(kb, SENT, sizeof(kb));
+    if (inplace) {
+        memcpy(o, src, len);
+        k_xor_kb(k, kb + GUARD, o, o, len, kw, cn);
+    } else {
+        memcpy(tin + 64 + (off ^ 5), src, len);
+        k_xor_kb(k, kb + GUARD, o, tin + 64 + (off ^ 5), len, kw, cn);
+    }
+    CHECK(memcmp(kb + GUARD, rbuf, 64) == 0, "%s chacha20_xor_kb key block differs: len %zu ctr %08x",
+          k->name, len, cn[0]);
+    CHECK(memcmp(o, rbuf + 64, len) == 0, "%s chacha20_xor_kb text differs: len %zu ctr %08x%s",
+          k->name, len, cn[0], inplace ? " in place" : "");
+    CHECK(all_byte(kb, GUARD, SENT) && all_byte(kb + GUARD + 64, GUARD, SENT) &&
+              all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
+          "%s chacha20_xor_kb wrote outside its outputs: len %zu", k->name, len);
+}
+
+static void xor_kb_diff(const chapoly_kernels *k)
+{
+    size_t i = 0;
+
+    for (size_t len = 0; len <= 2112; len++, i++)
+        xor_kb_case(k, len, i);
+    for (; i < 2112 + 200; i++)
+        xor_kb_case(k, rnd_below(9000), i);
+}
+
+/*
  * chapoly_aead_xor_hash (the stitched kernel where a level has one) against
  * portable ChaCha20 then Poly1305: the hash enters in every form a state
  * can have (nothing hashed, a scalar prefix, 8 or 16 pending lanes, key
@@ -1557,6 +1617,7 @@ int main(void)
         poly_diff(k);
         aead_diff(k);
         xor_hash_diff(k);
+        xor_kb_diff(k);
         fstat_report();
         check_upper = 0;
         levels_run++;

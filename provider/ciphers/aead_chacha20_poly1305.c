@@ -277,45 +277,79 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
 /*
  * First text of a message, up to AEAD_ONECALL_MAX bytes: the Poly1305 key
  * block and every keystream block of this update come from ONE kernel call
- * over [64 zero bytes || text], so the kernel picks one batch shape for the
- * whole packet (a row set, two row sets, a 16-lane batch...). The unused end
- * of the last block's keystream is kept for the next update.
+ * shaped as [key block || text], so the kernel picks one batch shape for
+ * the whole packet (a row set, two row sets, a 16-lane batch...).
+ * Sealing, or opening into a separate buffer: the text is XORed straight
+ * from in to out and the MAC reads the ciphertext where it is. Opening in
+ * place: the keystream goes to a stack buffer first, because the
+ * ciphertext must be hashed before it is overwritten, and the key to hash
+ * it comes from the same batch.
  */
 #define AEAD_ONECALL_MAX (2048 - 64)
+
+static int aead_overlap(const unsigned char *a, const unsigned char *b, size_t n)
+{
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
+
+    return x < y + n && y < x + n;
+}
+
+/* AAD buffered so far, zero-padded, into the MAC (spare end of the key block if it fits). */
+static void aead_hash_aad_buf(aead_ctx *c, uint8_t kb[64])
+{
+    size_t apad = (c->aad_buffered + 15) & ~(size_t)15;
+
+    if (apad == 0)
+        return;
+    if (apad <= 32) { /* kb[32..63]: block 0's keystream that nothing uses */
+        memcpy(kb + 64 - apad, c->aad_buf, c->aad_buffered);
+        memset(kb + 64 - apad + c->aad_buffered, 0, apad - c->aad_buffered);
+        c->k->poly1305_blocks(&c->poly, kb + 64 - apad, apad, 1);
+    } else {
+        chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
+        aead_mac_pad16(c);
+    }
+    c->aad_buffered = 0;
+}
 
 static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char *in,
                             size_t inl)
 {
+    size_t nblk = (inl + 63) / 64, tail = inl & 63;
+
+    chacha_stream_start(&c->cs, 0, c->nonce);
+    c->mac_started = 1;
+    if (c->enc || !aead_overlap(out, in, inl)) {
+        _Alignas(64) uint8_t kb[64];
+
+        chapoly_chacha20_xor_kb(c->k, kb, out, in, inl, c->cs.key, c->cs.cn);
+        chapoly_poly1305_init(c->k, &c->poly, kb);
+        aead_hash_aad_buf(c, kb);
+        chapoly_wipe(kb, sizeof(kb));
+        chapoly_poly1305_update(c->k, &c->poly, c->enc ? out : in, inl);
+        if (tail) { /* the rest of the last block is recomputed if more text comes */
+            c->cs.lazy_cn[0] = (uint32_t)nblk;
+            c->cs.lazy_cn[1] = c->cs.cn[1];
+            c->cs.lazy_cn[2] = c->cs.cn[2];
+            c->cs.lazy_cn[3] = c->cs.cn[3];
+            c->cs.lazy_pos = (unsigned)tail;
+        }
+        c->cs.cn[0] = (uint32_t)(1 + nblk);
+        return;
+    }
+
     _Alignas(64) uint8_t buf[2048];
-    size_t nblk = (inl + 63) / 64, total = 64 * (1 + nblk), tail = inl & 63;
+    size_t total = 64 * (1 + nblk);
 
     memset(buf, 0, 64);
     memcpy(buf + 64, in, inl);
     memset(buf + 64 + inl, 0, total - 64 - inl);
-    chacha_stream_start(&c->cs, 0, c->nonce);
     c->k->chacha20_xor(buf, buf, total, c->cs.key, c->cs.cn);
     c->cs.cn[0] = (uint32_t)(1 + nblk);
     chapoly_poly1305_init(c->k, &c->poly, buf);
-    c->mac_started = 1;
-    if (c->enc) {
-        /*
-         * Hash padded AAD and ciphertext in one run: the AAD goes just in front
-         * of the ciphertext, over the spent end of keystream block 0.
-         */
-        size_t apad = (c->aad_buffered + 15) & ~(size_t)15;
-
-        memcpy(buf + 64 - apad, c->aad_buf, c->aad_buffered);
-        memset(buf + 64 - apad + c->aad_buffered, 0, apad - c->aad_buffered);
-        memcpy(out, buf + 64, inl);
-        chapoly_poly1305_update(c->k, &c->poly, buf + 64 - apad, apad + inl);
-    } else {
-        if (c->aad_buffered > 0)
-            chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
-        aead_mac_pad16(c);
-        chapoly_poly1305_update(c->k, &c->poly, in, inl); /* before out (== in) changes */
-        memcpy(out, buf + 64, inl);
-    }
-    c->aad_buffered = 0;
+    aead_hash_aad_buf(c, buf);
+    chapoly_poly1305_update(c->k, &c->poly, in, inl); /* before out (== in) changes */
+    memcpy(out, buf + 64, inl);
     if (tail) {
         /* bytes tail..63 of the last block are pure keystream (text was zero there) */
         memcpy(c->cs.ks, buf + 64 * nblk, 64);
