@@ -196,14 +196,12 @@ static void aead_xor(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
 }
 
 /*
- * Short messages (the common TLS/QUIC case): one kernel call produces the
- * Poly1305 key block and every keystream block, XORed over a stack copy
- * laid out as [AAD, zero-padded, ending at offset 64 | text | zero pad |
- * lengths], so that Poly1305 needs a single blocks() call for the whole MAC
- * input when sealing.
+ * Opening a short message (the common TLS/QUIC case): one kernel call
+ * produces the Poly1305 key block and every keystream block into a stack
+ * buffer; the ciphertext is hashed and the tag checked before any
+ * plaintext is written from it.
  */
 #define AEAD_SHORT_MAX (2048 - 64)
-#define AEAD_SHORT_AAD 48 /* block 0's keystream beyond the 32-byte key */
 
 static size_t aead_short_keystream(const chapoly_kernels *k, uint8_t *buf,
                                    const uint8_t *in, size_t len,
@@ -222,11 +220,6 @@ static size_t aead_short_keystream(const chapoly_kernels *k, uint8_t *buf,
     return blocks;
 }
 
-static void aead_lengths(uint8_t *p, size_t aadlen, size_t len)
-{
-    store64_le(p, (uint64_t)aadlen);
-    store64_le(p + 8, (uint64_t)len);
-}
 
 static void aead_hash_padded(const chapoly_kernels *k, poly1305_state *st,
                              const uint8_t *m, size_t len)
@@ -244,54 +237,15 @@ static void aead_hash_padded(const chapoly_kernels *k, poly1305_state *st,
 }
 
 /*
- * Seal with long text or long AAD. The first batch makes the key block and
- * 'head' bytes of keystream, head chosen so that whole kilobytes and less
- * than a block are left: those kilobytes go through the stitched
- * ChaCha20 + Poly1305 kernel (or its composition).
+ * Seal. The first batch makes the key block and 'head' bytes of text, XORed
+ * from in to out (chapoly_chacha20_xor_kb), head chosen so that whole
+ * kilobytes and less than a block are left: those kilobytes go through
+ * the stitched ChaCha20 + Poly1305 kernel (or its composition). MAC calls:
+ * padded AAD (in the spare half of the key block when it fits), the
+ * ciphertext's whole blocks, then its last partial block and the lengths
+ * together.
  */
 #define AEAD_HEAD_MAX (31 * 64)
-
-static void aead_seal_long(const chapoly_kernels *k, poly1305_state *st, uint8_t *out,
-                           uint8_t tag[16], const uint8_t *in, size_t len,
-                           const uint8_t *aad, size_t aadlen, const uint32_t key[8],
-                           const uint8_t nonce[12])
-{
-    _Alignas(64) uint8_t buf[64 + AEAD_HEAD_MAX];
-    uint32_t cn[4] = { 0, load32_le(nonce), load32_le(nonce + 4), load32_le(nonce + 8) };
-    size_t head = len <= AEAD_HEAD_MAX ? len : 960 + (((len - 960) % 1024) & ~(size_t)63);
-    size_t nblk = (head + 63) / 64, whole, rest;
-    uint8_t lens[16];
-
-    memset(buf, 0, 64 * (1 + nblk));
-    if (head > 0)
-        memcpy(buf + 64, in, head);
-    k->chacha20_xor(buf, buf, 64 * (1 + nblk), key, cn);
-    k->poly1305_init(st, buf);
-    if (head > 0)
-        memcpy(out, buf + 64, head);
-    chapoly_wipe(buf, 64 * (1 + nblk));
-    cn[0] = (uint32_t)(1 + nblk);
-
-    aead_hash_padded(k, st, aad, aadlen);
-    whole = (len - head) & ~(size_t)1023;
-    rest = len - head - whole;
-    if (whole > 0) { /* head is a whole number of blocks here */
-        k->poly1305_blocks(st, out, head, 1);
-        chapoly_aead_xor_hash(k, out + head, in + head, whole, key, cn, st, 1);
-        cn[0] += (uint32_t)(whole / 64);
-        if (rest > 0)
-            k->chacha20_xor(out + head + whole, in + head + whole, rest, key, cn);
-        aead_hash_padded(k, st, out + head + whole, rest);
-    } else {
-        if (rest > 0)
-            k->chacha20_xor(out + head, in + head, rest, key, cn);
-        aead_hash_padded(k, st, out, len);
-    }
-    store64_le(lens, (uint64_t)aadlen);
-    store64_le(lens + 8, (uint64_t)len);
-    k->poly1305_blocks(st, lens, 16, 1);
-    k->poly1305_final(st, tag);
-}
 
 void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
                        const uint8_t *in, size_t len, const uint8_t *aad,
@@ -303,25 +257,57 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
         return;
     }
     poly1305_state st;
+    _Alignas(64) uint8_t kb[64];
+    uint8_t last[32];
+    uint32_t cn[4] = { 0, load32_le(nonce), load32_le(nonce + 4), load32_le(nonce + 8) };
+    size_t head = len <= AEAD_HEAD_MAX ? len : 960 + (((len - 960) % 1024) & ~(size_t)63);
+    size_t whole = (len - head) & ~(size_t)1023, rest = len - head - whole;
+    size_t apad = (aadlen + 15) & ~(size_t)15, n;
 
-    if (len <= AEAD_SHORT_MAX && aadlen <= AEAD_SHORT_AAD) {
-        _Alignas(64) uint8_t buf[2048 + 32];
-        size_t blocks = aead_short_keystream(k, buf, in, len, key, nonce, &st);
-        size_t apad = (aadlen + 15) & ~(size_t)15, tpad = (len + 15) & ~(size_t)15;
+    if (out == in && head > 0) { /* in place: see aead_first_text in the provider */
+        _Alignas(64) uint8_t buf[64 + AEAD_HEAD_MAX];
 
-        if (aadlen > 0)
-            memcpy(buf + 64 - apad, aad, aadlen);
-        memset(buf + 64 - apad + aadlen, 0, apad - aadlen);
-        if (len > 0)
-            memcpy(out, buf + 64, len);
-        memset(buf + 64 + len, 0, tpad - len); /* keystream there: MAC input is zero */
-        aead_lengths(buf + 64 + tpad, aadlen, len);
-        k->poly1305_blocks(&st, buf + 64 - apad, apad + tpad + 16, 1);
-        k->poly1305_final(&st, tag);
-        chapoly_wipe(buf, 64 * (1 + blocks) + 16);
-        return;
+        memset(buf, 0, 64);
+        memcpy(buf + 64, in, head);
+        k->chacha20_xor(buf, buf, 64 + head, key, cn);
+        memcpy(kb, buf, 64);
+        memcpy(out, buf + 64, head);
+        chapoly_wipe(buf, 64 + head);
+    } else {
+        chapoly_chacha20_xor_kb(k, kb, out, in, head, key, cn);
     }
-    aead_seal_long(k, &st, out, tag, in, len, aad, aadlen, key, nonce);
+    cn[0] = (uint32_t)(1 + (head + 63) / 64);
+    k->poly1305_init(&st, kb);
+    if (apad <= 32) { /* kb[32..63]: keystream nothing uses */
+        if (aadlen > 0)
+            memcpy(kb + 64 - apad, aad, aadlen);
+        memset(kb + 64 - apad + aadlen, 0, apad - aadlen);
+        if (apad > 0)
+            k->poly1305_blocks(&st, kb + 64 - apad, apad, 1);
+    } else {
+        aead_hash_padded(k, &st, aad, aadlen);
+    }
+    chapoly_wipe(kb, sizeof(kb));
+    if (whole > 0) { /* head is a whole number of blocks here */
+        k->poly1305_blocks(&st, out, head, 1);
+        chapoly_aead_xor_hash(k, out + head, in + head, whole, key, cn, &st, 1);
+        cn[0] += (uint32_t)(whole / 64);
+        if (rest > 0)
+            k->chacha20_xor(out + head + whole, in + head + whole, rest, key, cn);
+    } else {
+        rest = len; /* all of the text is still to be hashed */
+    }
+    /* whole MAC blocks of the rest, then its partial block and the lengths */
+    n = rest & ~(size_t)15;
+    if (n > 0)
+        k->poly1305_blocks(&st, out + len - rest, n, 1);
+    memset(last, 0, 16);
+    if (rest & 15)
+        memcpy(last, out + len - rest + n, rest & 15);
+    store64_le(last + 16, (uint64_t)aadlen);
+    store64_le(last + 24, (uint64_t)len);
+    k->poly1305_blocks(&st, (rest & 15) ? last : last + 16, (rest & 15) ? 32 : 16, 1);
+    k->poly1305_final(&st, tag);
 }
 
 int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
