@@ -114,7 +114,7 @@ static void run_xor_hash(job *j, int enc)
 
     chapoly_poly1305_init(j->k, &st, j->key_bytes);
     chapoly_aead_xor_hash(j->k, buf_out, buf_in, j->len & ~(size_t)1023, j->key, j->cn,
-                          &st, enc);
+                          &st, NULL, enc);
     chapoly_poly1305_final(j->k, &st, j->tag);
 }
 

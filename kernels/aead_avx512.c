@@ -11,7 +11,9 @@
  * still in L1.
  *
  * Pipelines over n kilobytes (chunk i = bytes 1024 i .. 1024 i + 1023):
- *   seal  chacha(0); chacha(i) + hash(out chunk i - 1) for i = 1..n-1;
+ *   seal  chacha(0) + hash(pre) if the caller passes the kilobyte of
+ *         ciphertext before out, else chacha(0) alone;
+ *         chacha(i) + hash(out chunk i - 1) for i = 1..n-1;
  *         hash(out chunk n - 1)
  *   open  hash(in chunk 0); chacha(i) + hash(in chunk i + 1) for
  *         i = 0..n-2; chacha(n - 1)
@@ -32,7 +34,7 @@
 
 void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, int enc);
+                          poly1305_state *st, const uint8_t *pre, int enc);
 void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void poly1305_blocks_avx512(poly1305_state *st, const uint8_t *in, size_t len,
@@ -102,14 +104,14 @@ CHAPOLY_INLINE void kilobyte(uint8_t *out, const uint8_t *in,
 }
 
 /*
- * n >= 2 kilobytes. Whatever form the hash is in (scalar, 8 or 16 pending
+ * n >= 1 kilobytes (n >= 2 when sealing without pre). Whatever form the hash is in (scalar, 8 or 16 pending
  * lanes), it continues as 16 pending lanes: 8 lanes C become A = 0, B = C;
  * a scalar hash h joins the first hashed block in lane 0 of A (hadd), as in
  * run16.
  */
 static __attribute__((noinline)) void
 stitched(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key[8],
-         const uint32_t cn[4], uint64_t *p, int enc)
+         const uint32_t cn[4], uint64_t *p, const uint8_t *pre, int enc)
 {
     _Alignas(64) uint64_t hadd[24];
     unsigned st = (unsigned)p[W_STATE];
@@ -127,11 +129,15 @@ stitched(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key[8],
         v3_store(hadd, scalar_to_lane0(p));
     }
     if (enc) {
-        kilobyte(out, in, key, cn, c0, NULL, p, hadd, &a, &b, 0);
-        for (size_t i = 1; i < n; i++) {
-            c0 += 16; /* mod 2^32, as in chacha20_xor */
-            kilobyte(out + 1024 * i, in + 1024 * i, key, cn, c0,
-                     out + 1024 * (i - 1), p, hadd, &a, &b, 1);
+        size_t i = 0;
+
+        if (pre == NULL) {
+            kilobyte(out, in, key, cn, c0, NULL, p, hadd, &a, &b, 0);
+            i = 1;
+        }
+        for (; i < n; i++) {
+            kilobyte(out + 1024 * i, in + 1024 * i, key, cn, c0 + 16 * (uint32_t)i,
+                     i > 0 ? out + 1024 * (i - 1) : pre, p, hadd, &a, &b, 1);
         }
     } else {
         for (size_t i = 0; i + 1 < n; i++) {
@@ -158,13 +164,20 @@ static __attribute__((noinline)) void scrub_stack_2k(void)
 
 void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, int enc)
+                          poly1305_state *st, const uint8_t *pre, int enc)
 {
     size_t n = len / 1024;
 
-    if (n == 0)
+    if (!enc)
+        pre = NULL; /* not defined for open */
+    if (n == 0) {
+        if (pre != NULL)
+            poly1305_blocks_avx512(st, pre, 1024, 1);
         return;
+    }
     if (!poly1305_have_ifma()) { /* AVX2 Poly1305 state: two passes */
+        if (pre != NULL)
+            poly1305_blocks_avx512(st, pre, 1024, 1);
         if (enc) {
             chacha20_xor_avx512(out, in, len, key, ctr_nonce);
             poly1305_blocks_avx512(st, out, len, 1);
@@ -174,7 +187,7 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
         }
         return;
     }
-    if (n == 1) { /* nothing to overlap */
+    if (n == 1 && pre == NULL) { /* nothing to overlap */
         if (enc) {
             chacha20_xor_avx512(out, in, 1024, key, ctr_nonce);
             poly1305_blocks_avx512ifma(st, out, 1024, 1);
@@ -189,11 +202,11 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
      * through the MAC kernel: 64 blocks take its 16-lane path.
      */
     if (enc) {
-        stitched(out, in, n, key, ctr_nonce, st->priv, 1);
+        stitched(out, in, n, key, ctr_nonce, st->priv, pre, 1);
         poly1305_blocks_avx512ifma(st, out + 1024 * (n - 1), 1024, 1);
     } else {
         poly1305_blocks_avx512ifma(st, in, 1024, 1);
-        stitched(out, in, n, key, ctr_nonce, st->priv, 0);
+        stitched(out, in, n, key, ctr_nonce, st->priv, NULL, 0);
     }
     scrub_stack_2k();
     zero_zmm16_31();

@@ -107,11 +107,13 @@ void chapoly_chacha20_xor_kb(const chapoly_kernels *k, uint8_t kb[64],
 void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint8_t *in, size_t len, const uint32_t key[8],
                            const uint32_t ctr_nonce[4], poly1305_state *st,
-                           int enc)
+                           const uint8_t *pre, int enc)
 {
     if (k->aead_xor_hash != NULL) {
-        k->aead_xor_hash(out, in, len, key, ctr_nonce, st, enc);
+        k->aead_xor_hash(out, in, len, key, ctr_nonce, st, pre, enc);
     } else if (enc) {
+        if (pre != NULL)
+            k->poly1305_blocks(st, pre, 1024, 1);
         k->chacha20_xor(out, in, len, key, ctr_nonce);
         k->poly1305_blocks(st, out, len, 1);
     } else {
@@ -247,6 +249,21 @@ static void aead_hash_padded(const chapoly_kernels *k, poly1305_state *st,
  */
 #define AEAD_HEAD_MAX (31 * 64)
 
+/*
+ * Text in the first batch: all of it up to AEAD_HEAD_MAX; else 15..30
+ * blocks, so that whole kilobytes and less than a block follow; from 3 KiB
+ * on, 16..31 blocks, so that the last kilobyte of it can be hashed beside
+ * the next kilobyte's ChaCha20 (at least one whole kilobyte follows).
+ */
+size_t chapoly_aead_head(size_t len)
+{
+    if (len <= AEAD_HEAD_MAX)
+        return len;
+    if (len < 3072)
+        return 960 + (((len - 960) % 1024) & ~(size_t)63);
+    return 1024 + (((len - 1024) % 1024) & ~(size_t)63);
+}
+
 void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
                        const uint8_t *in, size_t len, const uint8_t *aad,
                        size_t aadlen, const uint32_t key[8],
@@ -260,8 +277,9 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
     _Alignas(64) uint8_t kb[64];
     uint8_t last[32];
     uint32_t cn[4] = { 0, load32_le(nonce), load32_le(nonce + 4), load32_le(nonce + 8) };
-    size_t head = len <= AEAD_HEAD_MAX ? len : 960 + (((len - 960) % 1024) & ~(size_t)63);
+    size_t head = chapoly_aead_head(len);
     size_t whole = (len - head) & ~(size_t)1023, rest = len - head - whole;
+    const uint8_t *pre = NULL;
     size_t apad = (aadlen + 15) & ~(size_t)15, n;
 
     if (out == in && head > 0) { /* in place: see aead_first_text in the provider */
@@ -289,8 +307,14 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
     }
     chapoly_wipe(kb, sizeof(kb));
     if (whole > 0) { /* head is a whole number of blocks here */
-        k->poly1305_blocks(&st, out, head, 1);
-        chapoly_aead_xor_hash(k, out + head, in + head, whole, key, cn, &st, 1);
+        if (head >= 1024) { /* its last kilobyte is hashed beside the next one's ChaCha20 */
+            pre = out + head - 1024;
+            if (head > 1024)
+                k->poly1305_blocks(&st, out, head - 1024, 1);
+        } else {
+            k->poly1305_blocks(&st, out, head, 1);
+        }
+        chapoly_aead_xor_hash(k, out + head, in + head, whole, key, cn, &st, pre, 1);
         cn[0] += (uint32_t)(whole / 64);
         if (rest > 0)
             k->chacha20_xor(out + head + whole, in + head + whole, rest, key, cn);

@@ -92,13 +92,16 @@ typedef struct chapoly_kernels {
      * Optional (NULL: the helper chapoly_aead_xor_hash composes it): ChaCha20
      * over len bytes, a multiple of 1024, and Poly1305 blocks (padbit 1)
      * over their ciphertext, the two interleaved. enc != 0: out is the
-     * ciphertext, hashed after it is written; enc == 0: in is, hashed
-     * before out is written. out == in is allowed. st must be driven by
-     * this table, with no partial block buffered.
+     * ciphertext, hashed after it is written; if pre is not NULL, the 1024
+     * bytes at pre (earlier ciphertext not hashed yet) are hashed first,
+     * while the first kilobyte is encrypted. enc == 0: in is the
+     * ciphertext, hashed before out is written; pre must be NULL. out ==
+     * in is allowed. st must be driven by this table, with no partial
+     * block buffered.
      */
     void (*aead_xor_hash)(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, int enc);
+                          poly1305_state *st, const uint8_t *pre, int enc);
 } chapoly_kernels;
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -149,7 +152,16 @@ void chapoly_chacha20_xor_kb(const chapoly_kernels *k, uint8_t kb[64],
 void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint8_t *in, size_t len, const uint32_t key[8],
                            const uint32_t ctr_nonce[4], poly1305_state *st,
-                           int enc);
+                           const uint8_t *pre, int enc);
+
+/*
+ * AEAD text that goes into the first ChaCha20 batch (beside the key block)
+ * when len bytes arrive at once: all of it up to 1984 bytes, else a length
+ * that leaves whole kilobytes (and less than a block) for aead_xor_hash;
+ * from 3072 bytes on at least 1024, so its last kilobyte can be that
+ * call's 'pre'.
+ */
+size_t chapoly_aead_head(size_t len);
 
 /* key bytes -> key words (little-endian). */
 void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);

@@ -20,7 +20,7 @@ void poly1305_final_avx512(poly1305_state *st, uint8_t tag[16]);
 /* stitched ChaCha20 + IFMA Poly1305 (aead_avx512.c) */
 void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, int enc);
+                          poly1305_state *st, const uint8_t *pre, int enc);
 
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",

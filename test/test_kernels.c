@@ -618,10 +618,11 @@ static int k_open(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, siz
 }
 
 static void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                       const uint32_t key[8], const uint32_t cn[4], poly1305_state *st, int enc)
+                       const uint32_t key[8], const uint32_t cn[4], poly1305_state *st,
+                       const uint8_t *pre, int enc)
 {
     k_before();
-    chapoly_aead_xor_hash(k, out, in, len, key, cn, st, enc);
+    chapoly_aead_xor_hash(k, out, in, len, key, cn, st, pre, enc);
     k_after(F_XORHASH, len);
 }
 
@@ -1387,6 +1388,8 @@ static void xor_kb_diff(const chapoly_kernels *k)
 static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size_t post,
                           int enc, int inplace, size_t i)
 {
+    /* sealing, every other case: a kilobyte of earlier ciphertext to hash first */
+    const uint8_t *kpre = enc && ((i / 2) & 1) ? pool_at(1024) : NULL;
     uint8_t key[32], pkey[32], rtag[16], tag[16];
     uint32_t kw[8], cn[4];
     size_t len = 1024 * kib, off = rnd_below(64);
@@ -1405,6 +1408,8 @@ static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size
     P->poly1305_init(&rs_, pkey);
     if (pre)
         P->poly1305_blocks(&rs_, hpre, pre, 1);
+    if (kpre)
+        P->poly1305_blocks(&rs_, kpre, 1024, 1);
     P->chacha20_xor(rbuf, src, len, kw, cn);
     P->poly1305_blocks(&rs_, enc ? rbuf : src, len, 1);
     if (post)
@@ -1418,10 +1423,10 @@ static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size
         k->poly1305_blocks(&ks_, hpre, pre, 1);
     if (inplace) {
         memcpy(o, src, len);
-        k_xor_hash(k, o, o, len, kw, cn, &ks_, enc);
+        k_xor_hash(k, o, o, len, kw, cn, &ks_, kpre, enc);
     } else {
         memcpy(tin + 64 + (off ^ 9), src, len);
-        k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, cn, &ks_, enc);
+        k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, cn, &ks_, kpre, enc);
     }
     if (post)
         k->poly1305_blocks(&ks_, hpost, post, 1);
@@ -1430,8 +1435,9 @@ static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size
           "%s aead_xor_hash output differs: %s pre %zu, %zu KiB, ctr %08x%s", k->name,
           enc ? "enc" : "dec", pre, kib, cn[0], inplace ? " in place" : "");
     CHECK(memcmp(tag, rtag, 16) == 0,
-          "%s aead_xor_hash tag differs: %s pre %zu, %zu KiB, post %zu%s", k->name,
-          enc ? "enc" : "dec", pre, kib, post, inplace ? " in place" : "");
+          "%s aead_xor_hash tag differs: %s pre %zu%s, %zu KiB, post %zu%s", k->name,
+          enc ? "enc" : "dec", pre, kpre ? " + a kilobyte" : "", kib, post,
+          inplace ? " in place" : "");
     CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
           "%s aead_xor_hash wrote outside the output: %zu KiB", k->name, kib);
 }

@@ -313,8 +313,9 @@ static void aead_hash_aad_buf(aead_ctx *c, uint8_t kb[64])
     c->aad_buffered = 0;
 }
 
+/* defer: bytes at the end of the ciphertext left for the caller to hash (sealing) */
 static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char *in,
-                            size_t inl)
+                            size_t inl, size_t defer)
 {
     size_t nblk = (inl + 63) / 64, tail = inl & 63;
 
@@ -327,7 +328,7 @@ static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char
         chapoly_poly1305_init(c->k, &c->poly, kb);
         aead_hash_aad_buf(c, kb);
         chapoly_wipe(kb, sizeof(kb));
-        chapoly_poly1305_update(c->k, &c->poly, c->enc ? out : in, inl);
+        chapoly_poly1305_update(c->k, &c->poly, c->enc ? out : in, inl - defer);
         if (tail) { /* the rest of the last block is recomputed if more text comes */
             c->cs.lazy_cn[0] = (uint32_t)nblk;
             c->cs.lazy_cn[1] = c->cs.cn[1];
@@ -350,7 +351,7 @@ static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char
     chapoly_poly1305_init(c->k, &c->poly, buf);
     aead_hash_aad_buf(c, buf);
     /* the ciphertext: here (sealing) or in, before out (== in) changes */
-    chapoly_poly1305_update(c->k, &c->poly, c->enc ? buf + 64 : in, inl);
+    chapoly_poly1305_update(c->k, &c->poly, c->enc ? buf + 64 : in, inl - defer);
     memcpy(out, buf + 64, inl);
     if (tail) {
         /* bytes tail..63 of the last block are pure keystream (text was zero there) */
@@ -385,6 +386,8 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                        size_t outsize, const unsigned char *in, size_t inl)
 {
     aead_ctx *c = vctx;
+    const unsigned char *pre = NULL; /* sealing: a kilobyte of ciphertext not hashed yet */
+
 
     if (c->tls_pending)
         return aead_tls_record(c, out, outl, outsize, in, inl);
@@ -427,13 +430,16 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
     *outl = inl;
     if (!c->mac_started) {
         /*
-         * A long first update starts with 15..30 whole blocks beside the key
-         * block (one or two 16-lane batches), so that whole kilobytes, and
-         * less than a block after them, are left for the stitched kernel.
+         * A long first update starts with one or two 16-lane batches, so that
+         * whole kilobytes, and less than a block after them, are left for
+         * the stitched kernel; sealing 3 KiB or more, the last kilobyte of
+         * the first batch is hashed beside the next kilobyte's ChaCha20.
          */
-        size_t n = inl <= AEAD_ONECALL_MAX ? inl : 960 + (((inl - 960) % 1024) & ~(size_t)63);
+        size_t n = chapoly_aead_head(inl);
 
-        aead_first_text(c, out, in, n);
+        if (c->enc && n >= 1024 && inl - n >= 1024)
+            pre = out + n - 1024;
+        aead_first_text(c, out, in, n, pre != NULL ? 1024 : 0);
         c->state = ST_TEXT;
         c->text_len = n;
         in += n;
@@ -453,7 +459,8 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
             if (whole > 0) {
                 /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
                 chapoly_aead_xor_hash(c->k, out + done, in + done, whole, c->cs.key,
-                                      c->cs.cn, &c->poly, c->enc);
+                                      c->cs.cn, &c->poly, pre, c->enc);
+                pre = NULL;
                 chacha_stream_advance(&c->cs, whole / 64);
                 done += whole;
                 continue;
