@@ -1,6 +1,8 @@
 /*
- * Kernel benchmark: ChaCha20, Poly1305 (one-shot MAC) and the one-shot AEAD
- * seal, for every kernel level this build has and this CPU runs. No OpenSSL.
+ * Kernel benchmark: ChaCha20, Poly1305 (one-shot MAC), the one-shot AEAD
+ * seal and ChaCha20 + Poly1305 over whole kilobytes (xor-hash-enc/-dec: the
+ * stitched kernel where the level has one), for every kernel level this
+ * build has and this CPU runs. No OpenSSL.
  *
  * Times are wall-clock ns per call; cycles are *core* cycles, converted
  * with the core frequency measured in this process by a dependent imul
