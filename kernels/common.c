@@ -282,7 +282,14 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
     const uint8_t *pre = NULL;
     size_t apad = (aadlen + 15) & ~(size_t)15, n;
 
-    if (out == in && head > 0) { /* in place: see aead_first_text in the provider */
+    if (out == in && head > 0 && k->chacha20_xor_kb != NULL) {
+        /* in place: via a stack buffer, see aead_first_text in the provider */
+        _Alignas(64) uint8_t tmp[AEAD_HEAD_MAX];
+
+        k->chacha20_xor_kb(kb, tmp, in, head, key, cn);
+        memcpy(out, tmp, head);
+        chapoly_wipe(tmp, head);
+    } else if (out == in && head > 0) {
         _Alignas(64) uint8_t buf[64 + AEAD_HEAD_MAX];
 
         memset(buf, 0, 64);
@@ -348,6 +355,22 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
 
     if (taglen < 1 || taglen > 16)
         return 0;
+    if (len <= AEAD_SHORT_MAX && len > 0 && k->chacha20_xor_kb != NULL) {
+        /* the plaintext goes to a stack buffer, out gets it once the tag is good */
+        _Alignas(64) uint8_t tmp[AEAD_SHORT_MAX], kb[64];
+        uint32_t cn[4] = { 0, load32_le(nonce), load32_le(nonce + 4), load32_le(nonce + 8) };
+
+        k->chacha20_xor_kb(kb, tmp, in, len, key, cn);
+        k->poly1305_init(&st, kb);
+        chapoly_wipe(kb, sizeof(kb));
+        aead_mac(k, &st, aad, aadlen, in, len, calc); /* over the ciphertext */
+        bad = chapoly_ct_memneq(calc, tag, taglen);
+        chapoly_wipe(calc, sizeof(calc));
+        if (!bad)
+            memcpy(out, tmp, len); /* verified before any plaintext is written */
+        chapoly_wipe(tmp, len);
+        return !bad;
+    }
     if (len <= AEAD_SHORT_MAX) {
         _Alignas(64) uint8_t buf[2048 + 32];
         size_t blocks = aead_short_keystream(k, buf, in, len, key, nonce, &st);

@@ -280,11 +280,13 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
  * shaped as [key block || text], so the kernel picks one batch shape for
  * the whole packet (a row set, two row sets, a 16-lane batch...).
  * Into a separate buffer, the text is XORed straight from in to out and
- * the MAC reads the ciphertext where it is. In place, the text goes
- * through a stack buffer: opening must hash the ciphertext before it is
- * overwritten (the key to hash it comes from the same batch), and for
- * sealing the copy measured faster in the TLS benchmarks (libssl seals and
- * opens in place, data it has just copied).
+ * the MAC reads the ciphertext where it is. In place, the kernel writes
+ * the text to a stack buffer that is then copied out: opening must hash
+ * the ciphertext before it is overwritten (the key to hash it comes from
+ * the same batch), and for sealing the copy measured no slower in the TLS
+ * benchmarks (libssl seals and opens in place, data it has just copied)
+ * than XORing in place. Levels without chacha20_xor_kb copy the text in
+ * and the result out of one buffer.
  */
 #define AEAD_ONECALL_MAX (2048 - 64)
 
@@ -319,16 +321,23 @@ static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char
 {
     size_t nblk = (inl + 63) / 64, tail = inl & 63;
 
+    int overlap = aead_overlap(out, in, inl);
+
     chacha_stream_start(&c->cs, 0, c->nonce);
     c->mac_started = 1;
-    if (!aead_overlap(out, in, inl)) {
-        _Alignas(64) uint8_t kb[64];
+    if (!overlap || c->k->chacha20_xor_kb != NULL) {
+        _Alignas(64) uint8_t kb[64], tmp[AEAD_ONECALL_MAX];
+        uint8_t *dst = overlap ? tmp : out; /* in place: the text lands in tmp first */
 
-        chapoly_chacha20_xor_kb(c->k, kb, out, in, inl, c->cs.key, c->cs.cn);
+        chapoly_chacha20_xor_kb(c->k, kb, dst, in, inl, c->cs.key, c->cs.cn);
         chapoly_poly1305_init(c->k, &c->poly, kb);
         aead_hash_aad_buf(c, kb);
         chapoly_wipe(kb, sizeof(kb));
-        chapoly_poly1305_update(c->k, &c->poly, c->enc ? out : in, inl - defer);
+        chapoly_poly1305_update(c->k, &c->poly, c->enc ? dst : in, inl - defer);
+        if (overlap) {
+            memcpy(out, tmp, inl);
+            chapoly_wipe(tmp, inl);
+        }
         if (tail) { /* the rest of the last block is recomputed if more text comes */
             c->cs.lazy_cn[0] = (uint32_t)nblk;
             c->cs.lazy_cn[1] = c->cs.cn[1];
