@@ -124,31 +124,31 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
 
 /* ---- generic one-shot AEAD (RFC 8439 2.8) ---- */
 
+/* m, then zeros to a multiple of 16 bytes, into the MAC. */
+static void aead_hash_padded(const chapoly_kernels *k, poly1305_state *st,
+                             const uint8_t *m, size_t len)
+{
+    size_t whole = len & ~(size_t)15;
 
+    if (whole)
+        k->poly1305_blocks(st, m, whole, 1);
+    if (len & 15) {
+        uint8_t b[16] = { 0 };
+        memcpy(b, m + whole, len & 15);
+        k->poly1305_blocks(st, b, 16, 1);
+        chapoly_wipe(b, sizeof(b));
+    }
+}
+
+/* Padded AAD, padded ciphertext, the lengths, then the tag. */
 static void aead_mac(const chapoly_kernels *k, poly1305_state *st,
                      const uint8_t *aad, size_t aadlen, const uint8_t *ct,
                      size_t len, uint8_t tag[16])
 {
     uint8_t lens[16];
-    size_t whole;
 
-    whole = aadlen & ~(size_t)15;
-    if (whole)
-        k->poly1305_blocks(st, aad, whole, 1);
-    if (aadlen & 15) {
-        uint8_t b[16] = { 0 };
-        memcpy(b, aad + whole, aadlen & 15);
-        k->poly1305_blocks(st, b, 16, 1);
-    }
-    whole = len & ~(size_t)15;
-    if (whole)
-        k->poly1305_blocks(st, ct, whole, 1);
-    if (len & 15) {
-        uint8_t b[16] = { 0 };
-        memcpy(b, ct + whole, len & 15);
-        k->poly1305_blocks(st, b, 16, 1);
-        chapoly_wipe(b, sizeof(b));
-    }
+    aead_hash_padded(k, st, aad, aadlen);
+    aead_hash_padded(k, st, ct, len);
     store64_le(lens, (uint64_t)aadlen);
     store64_le(lens + 8, (uint64_t)len);
     k->poly1305_blocks(st, lens, 16, 1);
@@ -220,22 +220,6 @@ static size_t aead_short_keystream(const chapoly_kernels *k, uint8_t *buf,
     k->chacha20_xor(buf, buf, 64 * (1 + blocks), key, cn);
     k->poly1305_init(st, buf);
     return blocks;
-}
-
-
-static void aead_hash_padded(const chapoly_kernels *k, poly1305_state *st,
-                             const uint8_t *m, size_t len)
-{
-    size_t whole = len & ~(size_t)15;
-
-    if (whole)
-        k->poly1305_blocks(st, m, whole, 1);
-    if (len & 15) {
-        uint8_t b[16] = { 0 };
-        memcpy(b, m + whole, len & 15);
-        k->poly1305_blocks(st, b, 16, 1);
-        chapoly_wipe(b, sizeof(b));
-    }
 }
 
 /*
