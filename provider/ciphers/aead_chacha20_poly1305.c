@@ -320,7 +320,6 @@ static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char
                             size_t inl, size_t defer)
 {
     size_t nblk = (inl + 63) / 64, tail = inl & 63;
-
     int overlap = aead_overlap(out, in, inl);
 
     chacha_stream_start(&c->cs, 0, c->nonce);
@@ -396,7 +395,6 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
 {
     aead_ctx *c = vctx;
     const unsigned char *pre = NULL; /* sealing: a kilobyte of ciphertext not hashed yet */
-
 
     if (c->tls_pending)
         return aead_tls_record(c, out, outl, outsize, in, inl);
