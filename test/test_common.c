@@ -238,11 +238,18 @@ void t_hexdump(const char *label, const uint8_t *p, size_t n)
     fprintf(stderr, n > 96 ? "...\n" : "\n");
 }
 
+/* CMake passes the configured vector directory (test/vectors in the source tree). */
+#ifndef CHAPOLY_VECTOR_DIR_DEFAULT
+#error "CHAPOLY_VECTOR_DIR_DEFAULT must name the test vector directory"
+#endif
+
 const char *t_vector_path(const char *file)
 {
     static char path[4096];
     const char *dir = getenv("CHAPOLY_VECTOR_DIR");
 
-    snprintf(path, sizeof(path), "%s/%s", dir ? dir : "../shared/vectors", file);
+    if (dir == NULL || *dir == '\0')
+        dir = CHAPOLY_VECTOR_DIR_DEFAULT;
+    snprintf(path, sizeof(path), "%s/%s", dir, file);
     return path;
 }

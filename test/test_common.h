@@ -7,7 +7,8 @@
  * Environment (set by CTest): OPENSSL_MODULES = directory of chapoly.so,
  * CHAPOLY_KERNEL = kernel level under test (the program exits 77 = skipped
  * when the provider reports a different active level, i.e. the CPU lacks it),
- * CHAPOLY_VECTOR_DIR = ../shared/vectors, CHAPOLY_TEST_SEED = PRNG seed.
+ * CHAPOLY_VECTOR_DIR = the test vectors (default: test/vectors in the source
+ * tree, compiled in as CHAPOLY_VECTOR_DIR_DEFAULT), CHAPOLY_TEST_SEED = PRNG seed.
  */
 #ifndef CHAPOLY_TEST_COMMON_H
 #define CHAPOLY_TEST_COMMON_H
@@ -81,7 +82,7 @@ size_t t_pick_len(size_t max, const size_t *scales, size_t nscales);
 
 void t_hexdump(const char *label, const uint8_t *p, size_t n);
 
-/* Path of a file in CHAPOLY_VECTOR_DIR (static buffer). */
+/* Path of a file in CHAPOLY_VECTOR_DIR, else CHAPOLY_VECTOR_DIR_DEFAULT (static buffer). */
 const char *t_vector_path(const char *file);
 
 #endif

@@ -10,7 +10,8 @@
  * Built twice: against chapoly_kernels and against chapoly_kernels_poly32
  * (radix 2^26 Poly1305 fallback), where only the portable level exists.
  *
- * Environment: CHAPOLY_VECTOR_DIR (required), CHAPOLY_TEST_SEED (PRNG seed,
+ * Environment: CHAPOLY_VECTOR_DIR (default: CHAPOLY_VECTOR_DIR_DEFAULT, which
+ * CMake sets to test/vectors in the source tree), CHAPOLY_TEST_SEED (PRNG seed,
  * default 1). The last output line is "N passed, N failed"; the exit status
  * is nonzero on any failure or if nothing was checked.
  */
@@ -1482,7 +1483,7 @@ static void aead_diff(const chapoly_kernels *k)
 }
 
 /* ------------------------------------------------------------------ */
-/* procedural Poly1305 stress checks (shared/vectors/README.md)        */
+/* procedural Poly1305 stress checks (test/vectors/README.md)          */
 
 static int unhex16(uint8_t out[16], const char *s)
 {
@@ -1567,6 +1568,10 @@ int main(void)
     rnd_seed(seed);
 
     vdir = getenv("CHAPOLY_VECTOR_DIR");
+#ifdef CHAPOLY_VECTOR_DIR_DEFAULT
+    if (vdir == NULL || *vdir == '\0')
+        vdir = CHAPOLY_VECTOR_DIR_DEFAULT;
+#endif
     if (vdir == NULL || *vdir == '\0') {
         cur_level = "setup";
         CHECK(0, "CHAPOLY_VECTOR_DIR is not set");

@@ -3,7 +3,7 @@
  * and message -> same tag), the key rules (32 bytes by init argument or by the
  * "key" parameter; no MACing without a key; no silent reuse of a one-time key
  * after data), dup mid-stream, output size, and the two procedural
- * accumulator checks documented in ../shared/vectors/README.md.
+ * accumulator checks documented in test/vectors/README.md.
  */
 #include <stdlib.h>
 #include <string.h>

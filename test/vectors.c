@@ -1,6 +1,6 @@
 /*
- * Readers for the shared vector files; see vectors.h. Plain C library only:
- * test_kernels links this file without OpenSSL.
+ * Readers for the vector files in test/vectors; see vectors.h. Plain C
+ * library only: test_kernels links this file without OpenSSL.
  *
  * Everything a callback sees (field bytes/text, Wycheproof buffers and
  * comment) is owned by the reader and freed as soon as the callback returns,

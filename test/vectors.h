@@ -1,5 +1,5 @@
 /*
- * Readers for ../shared/vectors (no OpenSSL needed): the '.txt' format
+ * Readers for test/vectors (no OpenSSL needed): the '.txt' format
  * documented at the top of rfc8439.txt, and the Wycheproof AEAD JSON files.
  */
 #ifndef CHAPOLY_TEST_VECTORS_H
