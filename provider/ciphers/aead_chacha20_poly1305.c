@@ -8,8 +8,18 @@
  *   START/AAD/TEXT --update(out != NULL)--> TEXT
  *   any of START/AAD/TEXT --final--> DONE; DONE accepts nothing until the
  *   next init that supplies a key or an IV.
+ * An IV starts one message. Once a message has used it (AAD or text
+ * processed, or a final: states AAD, TEXT, DONE), an init with a key and no
+ * IV drops it and goes back to NEED_KEY_IV, so a new key never restarts an
+ * old nonce. An IV that no message has used yet (init with the IV first,
+ * then with the key) starts the message when the key arrives.
+ * An expected tag belongs to one message: the one in progress when it was
+ * set, or, if it was set while none was (NEED_KEY_IV or DONE), the next one.
+ * Every start or abandonment of a message forgets a tag that belonged to
+ * the previous one, and the final that checks a tag consumes it.
  * TLS 1.2 record mode (after "tlsaad") bypasses the machine: one in-place
- * update seals or opens a whole record with the one-shot kernel.
+ * update seals or opens a whole record with the one-shot kernel; the fixed
+ * IV is not a per-message nonce (each record XORs in its sequence number).
  */
 #include <string.h>
 #include <openssl/core_names.h>
@@ -48,6 +58,7 @@ typedef struct aead_ctx {
     uint8_t tag[AEAD_TAGLEN];   /* computed (enc) or expected (dec) */
     size_t tag_len;
     int tag_set;                /* dec: expected tag present */
+    int tag_next;               /* ...and set between messages: it is for the next one */
     int tag_ready;              /* enc: tag computed by final */
     /* TLS 1.2 record mode */
     int tls_pending;            /* a "tlsaad" waits for its record */
@@ -68,7 +79,8 @@ static OSSL_FUNC_cipher_get_params_fn chacha20_poly1305_get_params;
 static OSSL_FUNC_cipher_get_params_fn xchacha20_poly1305_get_params;
 static OSSL_FUNC_cipher_get_ctx_params_fn aead_get_ctx_params;
 static OSSL_FUNC_cipher_set_ctx_params_fn aead_set_ctx_params;
-static OSSL_FUNC_cipher_gettable_ctx_params_fn aead_gettable_ctx_params;
+static OSSL_FUNC_cipher_gettable_ctx_params_fn chacha20_poly1305_gettable_ctx_params;
+static OSSL_FUNC_cipher_gettable_ctx_params_fn xchacha20_poly1305_gettable_ctx_params;
 static OSSL_FUNC_cipher_settable_ctx_params_fn chacha20_poly1305_settable_ctx_params;
 static OSSL_FUNC_cipher_settable_ctx_params_fn xchacha20_poly1305_settable_ctx_params;
 
@@ -114,9 +126,34 @@ static void load_words(uint32_t *w, const uint8_t *b, size_t n)
                ((uint32_t)b[4 * i + 2] << 16) | ((uint32_t)b[4 * i + 3] << 24);
 }
 
+/*
+ * What a message that ends without a final leaves behind: its Poly1305 key
+ * and accumulator (a final wipes them itself) and its unused keystream.
+ */
+static void aead_wipe_leftovers(aead_ctx *c)
+{
+    if (c->mac_started && c->state != ST_DONE)
+        chapoly_wipe(&c->poly, sizeof(c->poly));
+    if (c->cs.ks_len != 0)
+        chapoly_wipe(c->cs.ks, c->cs.ks_len);
+    c->cs.ks_pos = c->cs.ks_len = 0;
+    c->cs.lazy_pos = 0;
+    c->mac_started = 0;
+}
+
+/* A new message starts: an expected tag set during the previous one is dropped. */
+static void aead_claim_tag(aead_ctx *c)
+{
+    if (!c->tag_next)
+        c->tag_set = 0;
+    c->tag_next = 0;
+}
+
 /* Derive the effective key and nonce and reset the message. */
 static void aead_start(aead_ctx *c)
 {
+    aead_wipe_leftovers(c);
+    aead_claim_tag(c);
     if (c->ivlen == XCHACHA_IVLEN) {
         uint8_t subkey[32];
 
@@ -137,6 +174,22 @@ static void aead_start(aead_ctx *c)
     c->tls_pending = 0;
 }
 
+/*
+ * The IV has served a message and a new key arrived without a new IV: the
+ * message (finished or not) ends here and the context needs an IV.
+ */
+static void aead_drop_iv(aead_ctx *c)
+{
+    aead_wipe_leftovers(c);
+    if (!c->tag_next)
+        c->tag_set = 0;
+    c->tag_ready = 0;
+    c->tls_pending = 0;
+    c->iv_set = 0;
+    c->state = ST_NEED_KEY_IV;
+    chapoly_wipe(c->cs.key, sizeof(c->cs.key)); /* the old message's (sub)key */
+}
+
 static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
                      size_t keylen, const unsigned char *iv, size_t ivlen,
                      const OSSL_PARAM params[])
@@ -149,6 +202,9 @@ static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
         }
         memcpy(c->key, key, AEAD_KEYLEN);
         c->key_set = 1;
+        if (iv == NULL && c->iv_set &&
+            (c->state == ST_AAD || c->state == ST_TEXT || c->state == ST_DONE))
+            aead_drop_iv(c);
     }
     if (iv != NULL) {
         if (ivlen != c->ivlen) {
@@ -241,6 +297,10 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
     }
     if (outsize < (c->enc ? inl : plen)) {
         CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "TLS record output buffer too small");
+        return 0;
+    }
+    if (chacha_partially_overlapping(out, in, inl)) {
+        CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
     /* RFC 7905: nonce = fixed IV XOR (0^32 || 64-bit sequence number). */
@@ -412,6 +472,12 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
             CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "AAD after data is not allowed");
             return 0;
         }
+        if (inl > PTRDIFF_MAX) {
+            CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
+                        "input length %zu is larger than any buffer (a negative length?)",
+                        inl);
+            return 0;
+        }
         if (!c->mac_started && inl <= sizeof(c->aad_buf) - c->aad_buffered) {
             memcpy(c->aad_buf + c->aad_buffered, in, inl);
             c->aad_buffered += inl;
@@ -432,6 +498,10 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
     if (inl > AEAD_MAX_TEXT - c->text_len) {
         CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
                     "message exceeds the ChaCha20-Poly1305 limit of 2^38 - 64 bytes");
+        return 0;
+    }
+    if (chacha_partially_overlapping(out, in, inl)) {
+        CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
     *outl = inl;
@@ -535,7 +605,7 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
         c->k->poly1305_final(&c->poly, calc);
         ok = CRYPTO_memcmp(calc, c->tag, c->tag_len) == 0;
         chapoly_wipe(calc, sizeof(calc));
-        c->tag_set = 0; /* an expected tag serves one message */
+        c->tag_set = c->tag_next = 0; /* an expected tag serves one message */
         if (!ok)
             CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "tag mismatch: message not authentic");
     }
@@ -573,7 +643,7 @@ static int xchacha20_poly1305_get_params(OSSL_PARAM params[])
     return chapoly_cipher_get_params(params, AEAD_KEYLEN, XCHACHA_IVLEN, 1);
 }
 
-static const OSSL_PARAM aead_known_gettable_ctx[] = {
+static const OSSL_PARAM chacha20_poly1305_known_gettable_ctx[] = {
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, NULL),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, NULL),
@@ -582,11 +652,27 @@ static const OSSL_PARAM aead_known_gettable_ctx[] = {
     OSSL_PARAM_END
 };
 
-static const OSSL_PARAM *aead_gettable_ctx_params(void *cctx, void *provctx)
+/* No TLS record mode, so no "tlsaadpad". */
+static const OSSL_PARAM xchacha20_poly1305_known_gettable_ctx[] = {
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, NULL),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
+    OSSL_PARAM_END
+};
+
+static const OSSL_PARAM *chacha20_poly1305_gettable_ctx_params(void *cctx, void *provctx)
 {
     (void)cctx;
     (void)provctx;
-    return aead_known_gettable_ctx;
+    return chacha20_poly1305_known_gettable_ctx;
+}
+
+static const OSSL_PARAM *xchacha20_poly1305_gettable_ctx_params(void *cctx, void *provctx)
+{
+    (void)cctx;
+    (void)provctx;
+    return xchacha20_poly1305_known_gettable_ctx;
 }
 
 static const OSSL_PARAM chacha20_poly1305_known_settable_ctx[] = {
@@ -620,6 +706,25 @@ static const OSSL_PARAM *xchacha20_poly1305_settable_ctx_params(void *cctx, void
 }
 
 /*
+ * libcrypto 3.0's OSSL_PARAM_get_* read through p->data without checking it
+ * for NULL (every numeric type), and OSSL_PARAM_set_* write through it for
+ * OSSL_PARAM_REAL: these two keep such parameters away from them.
+ */
+static int take_size(const OSSL_PARAM *p, size_t *v)
+{
+    return p->data != NULL && OSSL_PARAM_get_size_t(p, v);
+}
+
+static int put_size(OSSL_PARAM *p, size_t v)
+{
+    if (p->data == NULL && p->data_type == OSSL_PARAM_REAL) {
+        p->return_size = sizeof(double); /* a size query, as for the integer types */
+        return 1;
+    }
+    return OSSL_PARAM_set_size_t(p, v);
+}
+
+/*
  * One pass over the caller's array with a switch on the first character:
  * "ivlen" is asked for twice per TLS 1.3 record, so no OSSL_PARAM_locate
  * chains on the hot path.
@@ -634,15 +739,15 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
         switch (p->key[0]) {
         case 'i':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0)
-                ok = OSSL_PARAM_set_size_t(p, c->ivlen);
+                ok = put_size(p, c->ivlen);
             break;
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0)
-                ok = OSSL_PARAM_set_size_t(p, AEAD_KEYLEN);
+                ok = put_size(p, AEAD_KEYLEN);
             break;
         case 't':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAGLEN) == 0) {
-                ok = OSSL_PARAM_set_size_t(p, c->tag_len);
+                ok = put_size(p, c->tag_len);
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAG) == 0) {
                 if (p->data_type != OSSL_PARAM_OCTET_STRING) {
                     CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "tag must be an octet string");
@@ -662,8 +767,9 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                 if (p->data != NULL) /* NULL data: a size query */
                     memcpy(p->data, c->tag, p->data_size);
                 p->return_size = p->data_size;
-            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) == 0) {
-                ok = OSSL_PARAM_set_size_t(p, AEAD_TAGLEN);
+            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) == 0 &&
+                       c->ivlen == CHACHA_IVLEN) { /* XChaCha has no TLS record mode */
+                ok = put_size(p, AEAD_TAGLEN);
             }
             break;
         }
@@ -719,7 +825,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         switch (p->key[0]) {
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-                if (!OSSL_PARAM_get_size_t(p, &v) || v != AEAD_KEYLEN) {
+                if (!take_size(p, &v) || v != AEAD_KEYLEN) {
                     CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                     return 0;
                 }
@@ -727,7 +833,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
             break;
         case 'i':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
-                if (!OSSL_PARAM_get_size_t(p, &v) || v != c->ivlen) {
+                if (!take_size(p, &v) || v != c->ivlen) {
                     CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only %zu-byte IVs", c->ivlen);
                     return 0;
                 }
@@ -751,6 +857,8 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                     }
                     memcpy(c->tag, p->data, p->data_size);
                     c->tag_set = 1;
+                    /* no message in progress: the tag is for the next one */
+                    c->tag_next = c->state == ST_NEED_KEY_IV || c->state == ST_DONE;
                 }
                 c->tag_len = p->data_size;
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD) == 0) {
@@ -772,7 +880,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         case 'c':
             if (strcmp(p->key, "chapoly-test-text-len") == 0) {
                 uint64_t t;
-                if (!OSSL_PARAM_get_uint64(p, &t) || t > AEAD_MAX_TEXT)
+                if (p->data == NULL || !OSSL_PARAM_get_uint64(p, &t) || t > AEAD_MAX_TEXT)
                     return 0;
                 c->text_len = t; /* only the length accounting; not for real use */
             }
@@ -801,7 +909,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         { OSSL_FUNC_CIPHER_GET_CTX_PARAMS, (void (*)(void))aead_get_ctx_params },      \
         { OSSL_FUNC_CIPHER_SET_CTX_PARAMS, (void (*)(void))aead_set_ctx_params },      \
         { OSSL_FUNC_CIPHER_GETTABLE_CTX_PARAMS,                                        \
-          (void (*)(void))aead_gettable_ctx_params },                                  \
+          (void (*)(void))prefix##_gettable_ctx_params },                              \
         { OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,                                        \
           (void (*)(void))prefix##_settable_ctx_params },                              \
         { 0, NULL }                                                                    \

@@ -74,7 +74,10 @@ static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keyle
         c->iv_set = 1;
     }
     if (key != NULL || iv != NULL) {
-        /* Like the default provider, any (re)init restarts the stream at the IV. */
+        /*
+         * Like the default provider, any (re)init restarts the stream at the
+         * IV; chacha_stream_start wipes the previous stream's spare keystream.
+         */
         uint32_t w[4];
 
         for (int i = 0; i < 4; i++)
@@ -118,8 +121,22 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "NULL buffer");
         return 0;
     }
+    /*
+     * The stream itself has no practical limit (the block counter carries
+     * into the next word); a length no buffer can have is a negative int
+     * from EVP_EncryptUpdate (libcrypto 3.0 passes it on as a huge size_t).
+     */
+    if (inl > PTRDIFF_MAX) {
+        CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
+                    "input length %zu is larger than any buffer (a negative length?)", inl);
+        return 0;
+    }
     if (outsize < inl) {
         CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small");
+        return 0;
+    }
+    if (chacha_partially_overlapping(out, in, inl)) {
+        CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
     chacha_stream_xor(c->k, &c->cs, out, in, inl);
@@ -171,15 +188,34 @@ static const OSSL_PARAM *chacha20_settable_ctx_params(void *cctx, void *provctx)
     return chacha20_known_ctx;
 }
 
+/*
+ * libcrypto 3.0's OSSL_PARAM_get_* read through p->data without checking it
+ * for NULL (every numeric type), and OSSL_PARAM_set_* write through it for
+ * OSSL_PARAM_REAL: these two keep such parameters away from them.
+ */
+static int take_size(const OSSL_PARAM *p, size_t *v)
+{
+    return p->data != NULL && OSSL_PARAM_get_size_t(p, v);
+}
+
+static int put_size(OSSL_PARAM *p, size_t v)
+{
+    if (p->data == NULL && p->data_type == OSSL_PARAM_REAL) {
+        p->return_size = sizeof(double); /* a size query, as for the integer types */
+        return 1;
+    }
+    return OSSL_PARAM_set_size_t(p, v);
+}
+
 static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
     (void)vctx;
     for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
-            if (!OSSL_PARAM_set_size_t(p, CHACHA20_IVLEN))
+            if (!put_size(p, CHACHA20_IVLEN))
                 goto err;
         } else if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-            if (!OSSL_PARAM_set_size_t(p, CHACHA20_KEYLEN))
+            if (!put_size(p, CHACHA20_KEYLEN))
                 goto err;
         }
     }
@@ -196,12 +232,12 @@ static int chacha20_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     (void)vctx;
     for (const OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-            if (!OSSL_PARAM_get_size_t(p, &v) || v != CHACHA20_KEYLEN) {
+            if (!take_size(p, &v) || v != CHACHA20_KEYLEN) {
                 CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                 return 0;
             }
         } else if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
-            if (!OSSL_PARAM_get_size_t(p, &v) || v != CHACHA20_IVLEN) {
+            if (!take_size(p, &v) || v != CHACHA20_IVLEN) {
                 CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only 16-byte IVs");
                 return 0;
             }

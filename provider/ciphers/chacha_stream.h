@@ -30,9 +30,15 @@ typedef struct chacha_stream {
     unsigned lazy_pos;
 } chacha_stream;
 
+/*
+ * Invariant: ks[ks_len..] holds no keystream. Restarting wipes whatever the
+ * previous stream left in ks[0..ks_len) (nothing, after an AEAD final).
+ */
 static inline void chacha_stream_start(chacha_stream *s, uint32_t counter,
                                        const uint32_t nonce[3])
 {
+    if (s->ks_len != 0)
+        chapoly_wipe(s->ks, s->ks_len);
     s->cn[0] = counter;
     s->cn[1] = nonce[0];
     s->cn[2] = nonce[1];
@@ -134,6 +140,20 @@ static inline void chacha_stream_xor(const chapoly_kernels *k, chacha_stream *s,
         out += to_wrap * 64;
         len -= to_wrap * 64;
     }
+}
+
+/*
+ * Output and input share some bytes but do not start at the same address
+ * (in place, out == in, is fine). One subtraction and two compares: the
+ * distance from in to out, taken modulo the address space, is below len
+ * when out starts inside in, and above -len when in starts inside out.
+ * Callers bound len first (at most PTRDIFF_MAX, so neither range wraps).
+ */
+static inline int chacha_partially_overlapping(const void *out, const void *in, size_t len)
+{
+    uintptr_t d = (uintptr_t)out - (uintptr_t)in;
+
+    return len != 0 && d != 0 && (d < len || d > (uintptr_t)0 - len);
 }
 
 #endif
