@@ -542,6 +542,67 @@ static void faults(int version, const char *propq)
         }
 }
 
+/* ---- TLS 1.3 KeyUpdate in both directions ------------------------------------ */
+
+/*
+ * At every TLS 1.3 key change libssl 3.0 sets the new key with no IV
+ * (EVP_CipherInit_ex(ctx, NULL, NULL, key, NULL, -1) after setting the IV
+ * length) and then gives each record its nonce through an IV-only init, so
+ * key-only inits must keep working. Each side in turn requests an update
+ * (SSL_KEY_UPDATE_REQUESTED), so both sides change both keys; data must
+ * arrive intact after every change, and chapoly's counters must show every
+ * record, the KeyUpdate messages included, sealed and opened by chapoly.
+ */
+static void key_updates(void)
+{
+    SSL_CTX *sctx = make_ctx(1, TLS1_3_VERSION, PROPQ_CHAPOLY);
+    SSL_CTX *cctx = make_ctx(0, TLS1_3_VERSION, PROPQ_CHAPOLY);
+    conn c;
+
+    if (!T_OK(conn_open(&c, cctx, sctx) && handshake(&c), "KeyUpdate: handshake"))
+        goto close;
+    check_suite(&c, TLS1_3_VERSION, "KeyUpdate");
+    /* Consume the tickets, so that every later record is counted exactly. */
+    xfer(&c, SERVER, 1);
+    xfer(&c, CLIENT, 1);
+
+    for (int round = 0; round < 3; round++) {
+        for (int who = 0; who < 2; who++) {
+            const char *side = who == CLIENT ? "client" : "server";
+            char what[96];
+            stats a = read_stats();
+
+            snprintf(what, sizeof(what), "KeyUpdate requested by the %s (round %d)", side, round);
+            T_OK(SSL_key_update(c.ssl[who], SSL_KEY_UPDATE_REQUESTED), "%s: SSL_key_update",
+                 what);
+            T_OK(SSL_get_key_update_type(c.ssl[who]) == SSL_KEY_UPDATE_REQUESTED,
+                 "%s: update pending", what);
+            T_OK(SSL_do_handshake(c.ssl[who]) == 1, "%s: SSL_do_handshake sends it", what);
+            T_OK(SSL_get_key_update_type(c.ssl[who]) == SSL_KEY_UPDATE_NONE,
+                 "%s: KeyUpdate sent", what);
+            /* The peer opens the KeyUpdate, then data under the new key. */
+            xfer(&c, who, 1350);
+            /* The peer answers with its own KeyUpdate, then data under its new key. */
+            xfer(&c, !who, 1350 + 1000 * (size_t)round);
+            T_OK(SSL_get_key_update_type(c.ssl[!who]) == SSL_KEY_UPDATE_NONE,
+                 "%s: the peer's KeyUpdate sent", what);
+            /*
+             * Sealed and opened: the KeyUpdate, the data record and the
+             * peer's KeyUpdate and data record = 4 records, 8 operations.
+             */
+            check_records(stats_delta(a, read_stats()), TLS1_3_VERSION, 8, what, 1);
+        }
+    }
+    /* Several records each way under the final keys. */
+    xfer(&c, CLIENT, 40000);
+    xfer(&c, SERVER, 40000);
+close:
+    conn_close(&c);
+    SSL_CTX_free(sctx);
+    SSL_CTX_free(cctx);
+    ERR_clear_error();
+}
+
 /* ---- negative control: default provider's records are not ours -------------- */
 
 static void default_provider(int version)
@@ -584,6 +645,7 @@ int main(void)
             faults(versions[v], PROPQ_CHAPOLY);
             default_provider(versions[v]);
         }
+        key_updates();
     }
     X509_free(g_cert);
     EVP_PKEY_free(g_key);
