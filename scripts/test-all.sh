@@ -6,50 +6,225 @@
 #   build-asan      ASan + UBSan (+ LeakSanitizer): everything in-process
 #   build-tsan      ThreadSanitizer: the thread tests
 #   build-fuzz      clang libFuzzer targets, each for CHAPOLY_FUZZ_SECONDS (45)
-# Usage: scripts/test-all.sh [--quick]   (--quick: build-test, quick label only)
-set -euo pipefail
+# Usage: scripts/test-all.sh [--quick | --check-tools]
+#   --quick        build-test, quick label only
+#   --check-tools  only check (and on Debian install) the tools, then exit
+#
+# First every tool the suite uses must be there. On Debian the missing
+# packages are installed (apt-get, no recommends) when this runs as root or
+# `sudo -n` works; otherwise it stops at once and prints the apt-get line to
+# run. The builds are then configured with -DCHAPOLY_REQUIRE_TEST_TOOLS=ON and
+# run with CHAPOLY_REQUIRE_TOOLS=1, so a tool that is still missing is a
+# failure, never a silently smaller suite. Every build runs even when an
+# earlier one failed; a summary at the end names each build's result, and the
+# exit status is nonzero if any failed.
+set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
-quick=0
-[ "${1:-}" = "--quick" ] && quick=1
+mode=all
+case "${1:-}" in
+    "") ;;
+    --quick) mode=quick ;;
+    --check-tools) mode=check ;;
+    *)
+        echo "usage: $0 [--quick | --check-tools]" >&2
+        exit 2
+        ;;
+esac
 fuzz_seconds=${CHAPOLY_FUZZ_SECONDS:-45}
 start=$(date +%s)
 
-# run_build DIR "ctest args" cmake-args...
-run_build() {
-    local dir=$1 ctest_args=$2
-    shift 2
-    local t0
-    t0=$(date +%s)
-    echo "=== $dir: configure ($*)"
-    # every option spelled out, so a reused build directory cannot keep a stale one
-    cmake -S "$here" -B "$here/$dir" -DCHAPOLY_SIMD=ON -DCHAPOLY_SANITIZE=OFF \
-        -DCHAPOLY_TSAN=OFF -DCHAPOLY_FUZZ=OFF -DCHAPOLY_TESTS=ON "$@" >/dev/null
-    echo "=== $dir: build"
-    cmake --build "$here/$dir" -j"$jobs" >/dev/null
-    echo "=== $dir: ctest $ctest_args"
-    # shellcheck disable=SC2086
-    (cd "$here/$dir" && ctest --output-on-failure -j"$jobs" $ctest_args)
-    echo "=== $dir: done in $(( $(date +%s) - t0 )) s"
+# ---- tools -------------------------------------------------------------------
+
+# The Debian packages behind every tool below. The libFuzzer runtime belongs
+# to clang's version (Debian 12: clang 14, libclang-rt-14-dev).
+clang_rt_package() {
+    local v=""
+    if command -v clang > /dev/null 2>&1; then
+        v=$(clang -dumpversion 2> /dev/null)
+        v=${v%%.*}
+    fi
+    if [ -z "$v" ] && command -v apt-cache > /dev/null 2>&1; then
+        v=$(apt-cache depends clang 2> /dev/null | sed -n 's/^ *Depends: clang-\([0-9][0-9]*\)$/\1/p' | head -n 1)
+    fi
+    echo "libclang-rt-${v:-14}-dev"
+}
+debian_packages() {
+    echo cmake gcc make pkg-config libssl-dev openssl libsodium-dev clang "$(clang_rt_package)" \
+        valgrind binutils curl nginx python3 python3-cryptography iproute2 util-linux
 }
 
-if [ "$quick" -eq 1 ]; then
-    run_build build-test "-L quick" -DCMAKE_BUILD_TYPE=Release
-    exit 0
-fi
+# Installed packages are checked with dpkg-query; the tools themselves are
+# checked afterwards in any case.
+missing_debian_packages() {
+    local p missing=""
+    for p in $(debian_packages); do
+        dpkg-query -W -f='${Status}' "$p" 2> /dev/null | grep -q "install ok installed" ||
+            missing="$missing $p"
+    done
+    echo "${missing# }"
+}
 
-run_build build-test "" -DCMAKE_BUILD_TYPE=Release
-run_build build-portable "-LE valgrind" -DCMAKE_BUILD_TYPE=Release -DCHAPOLY_SIMD=OFF
-# The module inside foreign processes (curl, nginx, python) under ASan is not
-# meaningful; everything in-process is.
-run_build build-asan "-LE clients" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAPOLY_SANITIZE=ON
-run_build build-tsan "-L threads" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAPOLY_TSAN=ON
-if command -v clang >/dev/null 2>&1; then
+# Runs its arguments as root: directly, through `sudo -n`, or not at all.
+as_root() {
+    if [ "$(id -u)" = 0 ]; then
+        "$@"
+    elif command -v sudo > /dev/null 2>&1 && sudo -n true > /dev/null 2>&1; then
+        sudo -n "$@"
+    else
+        return 126
+    fi
+}
+can_be_root() {
+    [ "$(id -u)" = 0 ] || { command -v sudo > /dev/null 2>&1 && sudo -n true > /dev/null 2>&1; }
+}
+
+install_debian_packages() {
+    local missing
+    missing=$(missing_debian_packages)
+    [ -z "$missing" ] && return 0
+    echo "test-all: Debian packages missing: $missing"
+    if ! can_be_root; then
+        echo "test-all: not root and sudo -n is not available; install them with" >&2
+        echo "  sudo apt-get update && sudo apt-get install -y --no-install-recommends $missing" >&2
+        echo "then run $0 again." >&2
+        return 1
+    fi
+    echo "test-all: installing: $missing"
+    # shellcheck disable=SC2086
+    if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
+        ! as_root env DEBIAN_FRONTEND=noninteractive \
+            apt-get install -y -qq --no-install-recommends $missing > /dev/null; then
+        echo "test-all: apt-get failed; install by hand:" >&2
+        echo "  apt-get install -y --no-install-recommends $missing" >&2
+        return 1
+    fi
+    missing=$(missing_debian_packages)
+    if [ -n "$missing" ]; then
+        echo "test-all: still missing after apt-get: $missing" >&2
+        return 1
+    fi
+}
+
+# What the suite runs, checked directly (also on systems without dpkg).
+# Prints one line per missing tool.
+missing_tools() {
+    local t
+    for t in cmake cc make pkg-config openssl clang valgrind objdump curl ss setpriv; do
+        command -v "$t" > /dev/null 2>&1 || echo "$t"
+    done
+    command -v nginx > /dev/null 2>&1 || [ -x /usr/sbin/nginx ] || echo "nginx"
+    pkg-config --exists 'libcrypto >= 3.0' 2> /dev/null || echo "libcrypto >= 3.0 headers (pkg-config libcrypto)"
+    pkg-config --exists libsodium 2> /dev/null || echo "libsodium headers (pkg-config libsodium)"
+    printf '#include <valgrind/memcheck.h>\n' | cc -E -x c - > /dev/null 2>&1 ||
+        echo "valgrind/memcheck.h"
+    if [ -x /usr/bin/python3 ]; then
+        case $(/usr/bin/python3 -c 'import cryptography; print(cryptography.__file__)' 2> /dev/null) in
+            /usr/lib/python3/dist-packages/*) ;;
+            "") echo "python3-cryptography (/usr/bin/python3 cannot import cryptography)" ;;
+            *) echo "python3-cryptography (/usr/bin/python3 imports a cryptography that is not Debian's; a pip wheel carries its own OpenSSL)" ;;
+        esac
+    else
+        echo "/usr/bin/python3"
+    fi
+    if command -v clang > /dev/null 2>&1; then
+        local d
+        d=$(mktemp -d)
+        printf 'int LLVMFuzzerTestOneInput(const unsigned char *d, unsigned long n) { (void)d; (void)n; return 0; }\n' > "$d/f.c"
+        clang -fsanitize=fuzzer "$d/f.c" -o "$d/f" > /dev/null 2>&1 || echo "libFuzzer runtime ($(clang_rt_package))"
+        rm -rf "$d"
+    fi
+}
+
+check_tools() {
+    if command -v dpkg-query > /dev/null 2>&1 && command -v apt-get > /dev/null 2>&1; then
+        install_debian_packages || return 1
+    fi
+    local missing
+    missing=$(missing_tools)
+    if [ -n "$missing" ]; then
+        echo "test-all: the test suite needs these, and they are missing:" >&2
+        while IFS= read -r line; do echo "  $line"; done <<< "$missing" >&2
+        echo "(Debian packages: $(debian_packages))" >&2
+        return 1
+    fi
+    echo "test-all: every test tool is present"
+}
+
+if ! check_tools; then
+    echo "test-all: FAILED: test tools missing, nothing was built"
+    exit 1
+fi
+[ "$mode" = check ] && exit 0
+
+# A test that cannot find its tool fails instead of reporting "skipped".
+export CHAPOLY_REQUIRE_TOOLS=1
+
+# ---- builds ------------------------------------------------------------------
+
+results=()
+failed=()
+
+# run_build DIR "ctest args" cmake-args...: records "DIR result" and returns
+# nonzero on failure; never stops the script.
+run_build() {
+    local dir=$1 ctest_args=$2 t0 what=""
+    shift 2
+    t0=$(date +%s)
+    echo "=== $dir: configure ($*)"
+    mkdir -p "$here/$dir"
+    # every option spelled out, so a reused build directory cannot keep a stale one
+    if ! cmake -S "$here" -B "$here/$dir" -DCHAPOLY_SIMD=ON -DCHAPOLY_SANITIZE=OFF \
+        -DCHAPOLY_TSAN=OFF -DCHAPOLY_FUZZ=OFF -DCHAPOLY_TESTS=ON -DCHAPOLY_REQUIRE_TEST_TOOLS=ON \
+        -DCHAPOLY_VECTOR_DIR="$here/test/vectors" "$@" > "$here/$dir/configure.log" 2>&1; then
+        cat "$here/$dir/configure.log"
+        what="configure failed (log: $dir/configure.log)"
+    else
+        echo "=== $dir: build"
+        if ! cmake --build "$here/$dir" -j"$jobs" > "$here/$dir/build.log" 2>&1; then
+            tail -n 60 "$here/$dir/build.log"
+            what="build failed (log: $dir/build.log)"
+        else
+            echo "=== $dir: ctest $ctest_args"
+            # shellcheck disable=SC2086
+            if ! (cd "$here/$dir" && ctest --output-on-failure -j"$jobs" $ctest_args); then
+                what="tests failed"
+            fi
+        fi
+    fi
+    local secs=$(($(date +%s) - t0))
+    if [ -z "$what" ]; then
+        results+=("$(printf '%-15s passed (%d s)' "$dir" "$secs")")
+        echo "=== $dir: passed in $secs s"
+        return 0
+    fi
+    results+=("$(printf '%-15s FAILED: %s (%d s)' "$dir" "$what" "$secs")")
+    failed+=("$dir")
+    echo "=== $dir: FAILED: $what"
+    return 1
+}
+
+if [ "$mode" = quick ]; then
+    run_build build-test "-L quick" -DCMAKE_BUILD_TYPE=Release
+else
+    run_build build-test "" -DCMAKE_BUILD_TYPE=Release
+    run_build build-portable "-LE valgrind" -DCMAKE_BUILD_TYPE=Release -DCHAPOLY_SIMD=OFF
+    # The module inside foreign processes (curl, nginx, python) under ASan is not
+    # meaningful; everything in-process is.
+    run_build build-asan "-LE clients" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAPOLY_SANITIZE=ON
+    run_build build-tsan "-L threads" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAPOLY_TSAN=ON
     run_build build-fuzz "-L fuzz" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
         -DCHAPOLY_FUZZ=ON -DCHAPOLY_SANITIZE=ON -DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link \
         -DCHAPOLY_FUZZ_SECONDS="$fuzz_seconds"
-else
-    echo "clang not found: fuzzing skipped (apt-get install clang)" >&2
-    exit 1
 fi
-echo "all test builds passed in $(( $(date +%s) - start )) s"
+
+total=$(($(date +%s) - start))
+echo
+echo "=== summary"
+printf '%s\n' "${results[@]}"
+if [ "${#failed[@]}" -eq 0 ]; then
+    echo "test-all: passed (${#results[@]} of ${#results[@]} builds) in $total s"
+    exit 0
+fi
+echo "test-all: FAILED: ${failed[*]} (${#failed[@]} of ${#results[@]} builds) in $total s"
+exit 1

@@ -12,6 +12,13 @@ proven to run through chapoly by CHAPOLY_STATS_FILE:
 Everything listens on 127.0.0.1 only, every wait is bounded, every process is
 killed at exit. Prints "N passed, N failed" last; exit 0 only if all passed.
 Environment (from CTest): CHAPOLY_MODULE, OPENSSL_PROGRAM, CHAPOLY_KERNEL.
+
+Tools: curl, nginx, Debian's python3-cryptography (a pip wheel of cryptography
+carries its own OpenSSL and never reaches a provider) and the openssl command.
+A missing one skips only the checks that need it; the others still run, and
+the test exits 77 (skipped) unless something failed. With
+CHAPOLY_REQUIRE_TOOLS=1 (scripts/test-all.sh) a missing tool is a failure.
+`test_clients.py --check-tools` only reports what is missing (exit 1 if any).
 """
 import os
 import shutil
@@ -24,11 +31,55 @@ import threading
 import time
 
 OPENSSL = os.environ.get("OPENSSL_PROGRAM") or "openssl"
-MODULE = os.environ["CHAPOLY_MODULE"]
+MODULE = os.environ.get("CHAPOLY_MODULE", "")
 KERNEL = os.environ.get("CHAPOLY_KERNEL", "")
-TMP = tempfile.mkdtemp(prefix="chapoly-clients-")
+REQUIRE_TOOLS = os.environ.get("CHAPOLY_REQUIRE_TOOLS") == "1"
+DEBIAN_PYTHON = "/usr/bin/python3"
+TMP = None  # created by main()
 PROCS = []
 passed = failed = 0
+
+
+def find_tool(name, *dirs):
+    """Path of an executable: PATH, then the given directories (nginx lives in
+    /usr/sbin, which is not on a normal user's PATH)."""
+    found = shutil.which(name)
+    if found:
+        return found
+    for d in dirs:
+        cand = os.path.join(d, name)
+        if os.access(cand, os.X_OK):
+            return cand
+    return None
+
+
+def missing_tools():
+    """{tool: what to do} for every tool this test needs that is absent."""
+    miss = {}
+    if find_tool(OPENSSL) is None:
+        miss["openssl"] = "apt-get install openssl"
+    if find_tool("curl") is None:
+        miss["curl"] = "apt-get install curl"
+    if find_tool("nginx", "/usr/sbin") is None:
+        miss["nginx"] = "apt-get install nginx"
+    if not os.access(DEBIAN_PYTHON, os.X_OK):
+        miss["python3-cryptography"] = "apt-get install python3 python3-cryptography"
+    else:
+        r = subprocess.run([DEBIAN_PYTHON, "-c", "import cryptography; print(cryptography.__file__)"],
+                           capture_output=True, text=True, timeout=60,
+                           env=dict(os.environ, OPENSSL_CONF="/dev/null"))
+        where = r.stdout.strip()
+        if r.returncode != 0:
+            miss["python3-cryptography"] = "apt-get install python3-cryptography"
+        elif not where.startswith("/usr/lib/python3/dist-packages/"):
+            # e.g. a pip wheel in /usr/local: its bundled OpenSSL bypasses providers
+            miss["python3-cryptography"] = (f"{DEBIAN_PYTHON} imports cryptography from {where}, "
+                                            "not Debian's python3-cryptography; a pip wheel "
+                                            "carries its own OpenSSL and bypasses providers")
+    return miss
+
+
+MISSING = {}
 
 
 def check(ok, what):
@@ -46,7 +97,7 @@ def cleanup():
         if p.poll() is None:
             p.kill()
             p.wait()
-    if not os.environ.get("CHAPOLY_KEEP"):
+    if TMP and not os.environ.get("CHAPOLY_KEEP"):
         shutil.rmtree(TMP, ignore_errors=True)
 
 
@@ -199,10 +250,7 @@ def test_curl_s_server(proto):
 
 
 def test_nginx():
-    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
-        check(False, "nginx not installed (apt-get install nginx)")
-        return
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    nginx = find_tool("nginx", "/usr/sbin")
     port = free_port()
     for d in ("logs", "tmp"):
         os.makedirs(os.path.join(TMP, "nginx", d), exist_ok=True)
@@ -280,10 +328,7 @@ print("\n".join(out))
 
 
 def test_python_cryptography():
-    py = "/usr/bin/python3"
-    if not os.path.exists(py):
-        check(False, "Debian's /usr/bin/python3 missing")
-        return
+    py = DEBIAN_PYTHON
     base = dict(os.environ, OPENSSL_CONF="/dev/null")
     base.pop("CHAPOLY_STATS_FILE", None)
     base.pop("OPENSSL_MODULES", None)
@@ -423,10 +468,14 @@ def test_faults(proto):
 
 
 def main():
-    global CNF, PAYLOAD
+    global CNF, PAYLOAD, TMP, MISSING
     probe = os.environ.get("CHAPOLY_LEVEL_PROBE")
     if probe and KERNEL and subprocess.run([probe, KERNEL]).returncode == 77:
         sys.exit(77)
+    MISSING = missing_tools()
+    if "openssl" in MISSING:
+        return  # nothing here runs without it
+    TMP = tempfile.mkdtemp(prefix="chapoly-clients-")
     CNF = write_cnf()
     subprocess.run([OPENSSL, "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
                     os.path.join(TMP, "key.pem"), "-out", os.path.join(TMP, "cert.pem"),
@@ -436,16 +485,25 @@ def main():
     PAYLOAD = os.path.join(TMP, "payload.bin")
     with open(PAYLOAD, "wb") as f:
         f.write(os.urandom(300000))
-    for proto in ("1.3", "1.2"):
-        test_curl_s_server(proto)
-    test_nginx()
-    test_python_cryptography()
+    if "curl" not in MISSING:
+        for proto in ("1.3", "1.2"):
+            test_curl_s_server(proto)
+        if "nginx" not in MISSING:
+            test_nginx()
+    if "python3-cryptography" not in MISSING:
+        test_python_cryptography()
     test_speed()
-    for proto in ("1.3", "1.2"):
-        test_faults(proto)
+    if "curl" not in MISSING:
+        for proto in ("1.3", "1.2"):
+            test_faults(proto)
 
 
 if __name__ == "__main__":
+    if sys.argv[1:] == ["--check-tools"]:
+        miss = missing_tools()
+        for tool, hint in miss.items():
+            print(f"missing {tool}: {hint}")
+        sys.exit(1 if miss else 0)
     try:
         main()
     except SystemExit as e:
@@ -456,6 +514,14 @@ if __name__ == "__main__":
         cleanup()
     if os.environ.get("CHAPOLY_KEEP"):
         print("kept", TMP)
+    for tool, hint in MISSING.items():
+        print(f"missing {tool} ({hint}): the checks that need it did not run")
+    if MISSING and REQUIRE_TOOLS:
+        print("FAIL: CHAPOLY_REQUIRE_TOOLS=1: a missing test tool is a failure")
+        failed += len(MISSING)
     print(f"test_clients [kernel {KERNEL or '-'}]")
     print(f"{passed} passed, {failed} failed")
+    if MISSING and failed == 0:
+        print("skipped: test tools missing")
+        sys.exit(77)
     sys.exit(0 if failed == 0 and passed > 0 else 1)
