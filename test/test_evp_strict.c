@@ -1262,10 +1262,10 @@ static void test_null_param_data(const char *name, EVP_CIPHER *c)
             size_t sz = types[t] == OSSL_PARAM_REAL ? sizeof(double) : sizeof(size_t);
             OSSL_PARAM p[2] = { { keys[k], types[t], NULL, sz, OSSL_PARAM_UNMODIFIED },
                                 OSSL_PARAM_END };
-            T_REJECT(EVP_CIPHER_CTX_set_params(ctx, p), "%s: set %s (type %u) with NULL data",
-                     name, keys[k], types[t]);
-            T_REJECT(EVP_EncryptInit_ex2(ctx, NULL, key, iv, p),
-                     "%s: init with %s (type %u) with NULL data", name, keys[k], types[t]);
+            T_REJECT_SAYS(EVP_CIPHER_CTX_set_params(ctx, p), "has NULL data",
+                          "%s: set %s (type %u) with NULL data", name, keys[k], types[t]);
+            T_REJECT_SAYS(EVP_EncryptInit_ex2(ctx, NULL, key, iv, p), "has NULL data",
+                          "%s: init with %s (type %u) with NULL data", name, keys[k], types[t]);
             /* A get with NULL data is a size query. */
             p[0].return_size = OSSL_PARAM_UNMODIFIED;
             T_ACCEPT(EVP_CIPHER_CTX_get_params(ctx, p), "%s: get %s (type %u) with NULL data",

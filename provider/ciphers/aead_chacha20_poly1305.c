@@ -712,7 +712,11 @@ static const OSSL_PARAM *xchacha20_poly1305_settable_ctx_params(void *cctx, void
  */
 static int take_size(const OSSL_PARAM *p, size_t *v)
 {
-    return p->data != NULL && OSSL_PARAM_get_size_t(p, v);
+    if (p->data == NULL) {
+        CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "%s has NULL data", p->key);
+        return 0;
+    }
+    return OSSL_PARAM_get_size_t(p, v);
 }
 
 static int put_size(OSSL_PARAM *p, size_t v)
@@ -826,7 +830,8 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
                 if (!take_size(p, &v) || v != AEAD_KEYLEN) {
-                    CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
+                    if (p->data != NULL) /* else take_size said why */
+                        CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                     return 0;
                 }
             }
@@ -834,7 +839,8 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         case 'i':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
                 if (!take_size(p, &v) || v != c->ivlen) {
-                    CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only %zu-byte IVs", c->ivlen);
+                    if (p->data != NULL) /* else take_size said why */
+                        CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only %zu-byte IVs", c->ivlen);
                     return 0;
                 }
             }

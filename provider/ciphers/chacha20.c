@@ -195,7 +195,11 @@ static const OSSL_PARAM *chacha20_settable_ctx_params(void *cctx, void *provctx)
  */
 static int take_size(const OSSL_PARAM *p, size_t *v)
 {
-    return p->data != NULL && OSSL_PARAM_get_size_t(p, v);
+    if (p->data == NULL) {
+        CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "%s has NULL data", p->key);
+        return 0;
+    }
+    return OSSL_PARAM_get_size_t(p, v);
 }
 
 static int put_size(OSSL_PARAM *p, size_t v)
@@ -233,12 +237,14 @@ static int chacha20_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     for (const OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
             if (!take_size(p, &v) || v != CHACHA20_KEYLEN) {
-                CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
+                if (p->data != NULL) /* else take_size said why */
+                    CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                 return 0;
             }
         } else if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
             if (!take_size(p, &v) || v != CHACHA20_IVLEN) {
-                CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only 16-byte IVs");
+                if (p->data != NULL) /* else take_size said why */
+                    CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only 16-byte IVs");
                 return 0;
             }
         }
