@@ -171,15 +171,16 @@ CHAPOLY_INLINE void store_scalar(uint64_t *p, sc_hash h)
 }
 
 /*
- * Final powers for a 16-lane state plus a partial batch of k (0..15) blocks
- * at in; leaves the radix-2^64 hash in p. All products go into one
+ * Final powers for a 16-lane state (lanes A, B read from p: passed by
+ * value they were copied to the stack) plus a partial batch of k (0..15)
+ * blocks at in; leaves the radix-2^64 hash in p. All products go into one
  * accumulator (lane limbs below 2^45 times powers: per lane lo < 2^55.6,
  * hi < 2^45), summed across lanes without a vector carry.
  */
-static __attribute__((noinline)) void finish16(uint64_t *p, v3 a, v3 b,
-                                               const uint8_t *in, unsigned k,
-                                               uint64_t padbit)
+static __attribute__((noinline)) void finish16(uint64_t *p, const uint8_t *in,
+                                               unsigned k, uint64_t padbit)
 {
+    v3 a = v3_load(p + W_LANES), b = v3_load(p + W_LANES + 24);
     vkey v16 = pow_vec(p, 0), v8 = pow_vec(p, 8);
     vacc acc = acc_init(v3_zero());
 
@@ -203,11 +204,11 @@ static __attribute__((noinline)) void finish16(uint64_t *p, v3 a, v3 b,
     store_scalar(p, acc_to_scalar(acc));
 }
 
-/* Same for an 8-lane state and k (0..7) more blocks. */
-static __attribute__((noinline)) void finish8(uint64_t *p, v3 c,
-                                              const uint8_t *in, unsigned k,
-                                              uint64_t padbit)
+/* Same for an 8-lane state (lanes C = B) and k (0..7) more blocks. */
+static __attribute__((noinline)) void finish8(uint64_t *p, const uint8_t *in,
+                                              unsigned k, uint64_t padbit)
 {
+    v3 c = v3_load(p + W_LANES + 24);
     vkey v8 = pow_vec(p, 8);
     vacc acc = acc_init(v3_zero());
 
@@ -258,13 +259,12 @@ static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
         nb -= 16;
     }
     st &= ~(ST_L8 | ST_L16);
-    if (nb == 0) {
-        v3_store(p + W_LANES, a);
-        v3_store(p + W_LANES + 24, b);
+    v3_store(p + W_LANES, a);
+    v3_store(p + W_LANES + 24, b);
+    if (nb == 0)
         st |= ST_L16;
-    } else {
-        finish16(p, a, b, in, (unsigned)nb, padbit);
-    }
+    else
+        finish16(p, in, (unsigned)nb, padbit);
     p[W_STATE] = st;
 }
 
@@ -292,12 +292,11 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
         nb -= 8;
     }
     st &= ~(ST_L8 | ST_L16);
-    if (nb == 0) {
-        v3_store(p + W_LANES + 24, c);
+    v3_store(p + W_LANES + 24, c);
+    if (nb == 0)
         st |= ST_L8;
-    } else {
-        finish8(p, c, in, (unsigned)nb, padbit);
-    }
+    else
+        finish8(p, in, (unsigned)nb, padbit);
     p[W_STATE] = st;
 }
 
@@ -317,6 +316,32 @@ static void wipe_words(uint64_t *p, size_t n)
     }
 }
 
+/*
+ * Dead stack. The scalar paths keep key words and the hash in spill slots
+ * (GCC 12: r1 and h words in the red zone of the block loop); the vector
+ * paths spill key powers (finish16/finish8 take the lanes from the state:
+ * passed by value, they were copied to the stack). So the exported blocks
+ * and final run those paths in out-of-line functions and then zero the
+ * stack where their frames were, with aligned zmm stores, once per call:
+ * SCRUB_SCALAR bytes after the scalar paths (GCC 12 -O3: return address,
+ * six saved registers and spills, about 160 bytes), SCRUB_VECTOR after the
+ * vector ones (run16 + finish16: about 600 bytes below the caller, 64-byte
+ * realignment included). test_secrets checks the dead stack after every
+ * path; it fails with SCRUB_VECTOR 64.
+ */
+#define SCRUB_SCALAR 256
+#define SCRUB_VECTOR 1024
+
+#define DEFINE_SCRUB(name, bytes)                                        \
+    static __attribute__((noinline)) void name(void)                     \
+    {                                                                    \
+        _Alignas(64) uint64_t area[(bytes) / 8];                         \
+                                                                         \
+        wipe_words(area, (bytes) / 8);                                   \
+    }
+DEFINE_SCRUB(scrub_stack_scalar, SCRUB_SCALAR)
+DEFINE_SCRUB(scrub_stack_vector, SCRUB_VECTOR)
+
 void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32])
 {
     uint64_t *p = st->priv;
@@ -334,6 +359,16 @@ void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32])
     put64(p + W_SCALAR, 0);
 }
 
+static __attribute__((noinline)) void scalar_blocks(uint64_t *p, const uint8_t *in,
+                                                    size_t nb, uint64_t pad)
+{
+    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
+    sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
+
+    store_scalar(p, sc_blocks(h, k, in, nb, pad));
+    put64(p + W_SCALAR, p[W_SCALAR] + nb);
+}
+
 void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit)
 {
@@ -348,16 +383,27 @@ void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
     if ((s & ST_L16) || nb >= IFMA_MIN16 ||
         (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
         run16(p, in, nb, pad);
+        scrub_stack_vector();
         zero_zmm16_31();
     } else if ((s & ST_L8) || nb >= IFMA_MIN8 || (warm && nb >= IFMA_WARM)) {
         run8(p, in, nb, pad);
+        scrub_stack_vector();
         zero_zmm16_31();
     } else {
-        sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
-        sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
-        store_scalar(p, sc_blocks(h, k, in, nb, pad));
-        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+        scalar_blocks(p, in, nb, pad);
+        scrub_stack_scalar();
     }
+}
+
+/* The tag from the radix-2^64 hash; wipes the state (s: its state bits). */
+static __attribute__((noinline)) void final_scalar(uint64_t *p, unsigned s,
+                                                   uint8_t tag[16])
+{
+    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
+
+    sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
+    /* lanes and powers exist only if a vector path ran */
+    wipe_words(p, s & (ST_POW8 | ST_POW16) ? W_END : W_LANES);
 }
 
 void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])
@@ -365,19 +411,16 @@ void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])
     uint64_t *p = st->priv;
     unsigned s = (unsigned)p[W_STATE];
 
-    if (s & ST_L16)
-        finish16(p, v3_load(p + W_LANES), v3_load(p + W_LANES + 24), NULL, 0, 0);
-    else if (s & ST_L8)
-        finish8(p, v3_load(p + W_LANES + 24), NULL, 0, 0);
-    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
-    sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
-    /* lanes and powers exist only if a vector path ran */
-    if (s & (ST_POW8 | ST_POW16)) {
-        wipe_words(p, W_END);
+    if (s & (ST_L8 | ST_L16)) {
+        if (s & ST_L16)
+            finish16(p, NULL, 0, 0);
+        else
+            finish8(p, NULL, 0, 0);
+        scrub_stack_vector();
         zero_zmm16_31();
-    } else {
-        wipe_words(p, W_LANES);
     }
+    final_scalar(p, s, tag);
+    scrub_stack_scalar();
 }
 
 /*

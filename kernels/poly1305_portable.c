@@ -9,8 +9,58 @@
  *   radix 2^64: [0..2] h0 h1 h2, [3..4] r0 r1, [5] s1 = r1 + r1/4,
  *               [6..7] s (the pad, added at final)
  *   radix 2^26: [0..4] h, [5..9] r, [10..13] 5*r1..5*r4, [14..15] s
+ *
+ * Dead stack: the compiler keeps key words and the hash in spill slots of
+ * the block loop and the final reduction (GCC 12 -O2 parks r1, 5 r1 / 4 and
+ * h1 in the red zone), which nothing overwrites once they return. So the
+ * exported blocks and final run the arithmetic in an out-of-line function
+ * and then zero the stack where its frame was (scrub_stack, once per call).
  */
 #include "kernels_impl.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define P_NOINLINE __attribute__((noinline))
+#else
+#define P_NOINLINE
+#endif
+
+/*
+ * Optimised, the arithmetic frames below take at most about 100 bytes
+ * (return address, six saved registers, a few red-zone spills, one of them
+ * r1); SCRUB_BYTES covers them with a margin for other compilers.
+ * Unoptimised builds keep every local in the frame. test_secrets checks
+ * the dead stack after every call.
+ */
+#ifdef __OPTIMIZE__
+#define SCRUB_BYTES 192
+#else
+#define SCRUB_BYTES 512
+#endif
+
+/*
+ * Zero SCRUB_BYTES just below the caller's stack pointer, i.e. over the
+ * frame of the function the caller called last. Called at the depth of
+ * that call, its own array lies where that frame was.
+ */
+static P_NOINLINE void scrub_stack(void)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    uint64_t area[SCRUB_BYTES / 8];
+
+    /* unrolled: a short loop costs more than its stores here */
+#pragma GCC unroll 64
+    for (size_t i = 0; i < SCRUB_BYTES / 8; i += 2) {
+        area[i] = 0;
+        area[i + 1] = 0;
+        /* per pair: a bare loop becomes a memset call or rep stos */
+        __asm__ volatile("" : : "r"(area + i) : "memory");
+    }
+#else
+    uint8_t area[SCRUB_BYTES];
+
+    chapoly_wipe(area, sizeof(area));
+#endif
+}
 
 #if defined(__SIZEOF_INT128__) && !defined(CHAPOLY_POLY1305_32BIT)
 
@@ -30,42 +80,50 @@ void poly1305_init_portable(poly1305_state *st, const uint8_t key[32])
     p[7] = load64_le(key + 24);
 }
 
-void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
-                              size_t len, unsigned padbit)
+static P_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
+                                   size_t len, unsigned padbit)
 {
     uint64_t *p = st->priv;
     uint64_t h0 = p[0], h1 = p[1], h2 = p[2];
     const uint64_t r0 = p[3], r1 = p[4], s1 = p[5];
 
+    /*
+     * Carries as 64-bit compares: GCC 12 routed the 128-bit sums of the
+     * obvious form through stack slots (h and key words on the stack,
+     * and slower).
+     */
     while (len >= 16) {
         /* h += m (+ 2^128 padbit). Invariant on entry: h2 <= 4. */
-        u128 t = (u128)h0 + load64_le(in);
-        h0 = (uint64_t)t;
-        t = (u128)h1 + load64_le(in + 8) + (uint64_t)(t >> 64);
-        h1 = (uint64_t)t;
-        h2 += (uint64_t)(t >> 64) + padbit;
+        uint64_t m0 = load64_le(in), m1 = load64_le(in + 8);
+        h0 += m0;
+        uint64_t c = h0 < m0;
+        h1 += c;
+        c = h1 < c;
+        h1 += m1;
+        c += h1 < m1; /* at most one of the two carries */
+        h2 += c + padbit;
 
         /*
          * h * r mod p with 2^128 * r1 == s1 (mod p). r0, r1 < 2^60 and
          * h2 <= 6, so each 128-bit sum below stays under 2^127.
          */
         u128 d0 = (u128)h0 * r0 + (u128)h1 * s1;
-        u128 d1 = (u128)h0 * r1 + (u128)h1 * r0 + (u128)(h2 * s1);
+        u128 d1 = (u128)h0 * r1 + (u128)h1 * r0;
         uint64_t d2 = h2 * r0;
 
+        d1 += h2 * s1;
         d1 += (uint64_t)(d0 >> 64);
         d2 += (uint64_t)(d1 >> 64);
         h0 = (uint64_t)d0;
         h1 = (uint64_t)d1;
 
         /* Partial reduction, unconditional: bits >= 130 times 5 back in. */
-        uint64_t c = (d2 & ~(uint64_t)3) + (d2 >> 2);
+        c = (d2 & ~(uint64_t)3) + (d2 >> 2);
         h2 = d2 & 3;
-        t = (u128)h0 + c;
-        h0 = (uint64_t)t;
-        t = (u128)h1 + (uint64_t)(t >> 64);
-        h1 = (uint64_t)t;
-        h2 += (uint64_t)(t >> 64);
+        h0 += c;
+        c = h0 < c;
+        h1 += c;
+        h2 += h1 < c;
 
         in += 16;
         len -= 16;
@@ -75,7 +133,7 @@ void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
     p[2] = h2;
 }
 
-void poly1305_final_portable(poly1305_state *st, uint8_t tag[16])
+static P_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 {
     uint64_t *p = st->priv;
     uint64_t h0 = p[0], h1 = p[1], h2 = p[2];
@@ -129,8 +187,8 @@ void poly1305_init_portable(poly1305_state *st, const uint8_t key[32])
     p[15] = load64_le(key + 24);
 }
 
-void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
-                              size_t len, unsigned padbit)
+static P_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
+                                   size_t len, unsigned padbit)
 {
     uint64_t *p = st->priv;
     const uint32_t hibit = padbit ? (1u << 24) : 0;
@@ -175,7 +233,7 @@ void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
     p[0] = h0; p[1] = h1; p[2] = h2; p[3] = h3; p[4] = h4;
 }
 
-void poly1305_final_portable(poly1305_state *st, uint8_t tag[16])
+static P_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 {
     uint64_t *p = st->priv;
     uint32_t h0 = (uint32_t)p[0], h1 = (uint32_t)p[1], h2 = (uint32_t)p[2],
@@ -214,3 +272,18 @@ void poly1305_final_portable(poly1305_state *st, uint8_t tag[16])
 }
 
 #endif
+
+void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
+                              size_t len, unsigned padbit)
+{
+    if (len < POLY1305_BLOCK_BYTES)
+        return;
+    blocks_impl(st, in, len, padbit);
+    scrub_stack();
+}
+
+void poly1305_final_portable(poly1305_state *st, uint8_t tag[16])
+{
+    final_impl(st, tag);
+    scrub_stack();
+}

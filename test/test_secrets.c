@@ -4,12 +4,29 @@
  * XChaCha subkey, the Poly1305 one-time key and the plaintext before it is
  * released. Contexts are freed after complete messages, in mid-message,
  * after re-keying and after dup, for every algorithm.
+ *
+ * Dead stack too: after each Poly1305 kernel call (init, blocks at the
+ * lengths that pick each path, final) of the level under test, and after
+ * each EVP POLY1305 and AEAD call, the stack below the caller is scanned
+ * for the key-derived 64-bit words (r0, r1 clamped and not, 5 r1 / 4, the
+ * s half, the accumulator tag - s, the AEAD's one-time and ChaCha20 keys).
  */
 #include <stdlib.h>
 #include <string.h>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include "kernels.h"
 #include "test_common.h"
+
+#if defined(__has_include)
+#if __has_include(<valgrind/memcheck.h>)
+#include <valgrind/memcheck.h>
+#define T_MAKE_DEFINED(p, n) VALGRIND_MAKE_MEM_DEFINED((p), (n))
+#endif
+#endif
+#ifndef T_MAKE_DEFINED
+#define T_MAKE_DEFINED(p, n) ((void)(p), (void)(n))
+#endif
 
 #define NSECRETS 8
 static uint8_t secrets[NSECRETS][32];
@@ -174,6 +191,408 @@ static void mac_run(int finish)
     EVP_MAC_free(m);
 }
 
+/* ---- dead stack ---- */
+
+/*
+ * Method: stack_clear() zeroes the region, call_deep() runs the operation
+ * below a 1 KiB gap (so the scanner's own return address and saved
+ * registers, written at the top of the region, land above the operation's
+ * frames), then stack_scan() declares a large uninitialised array over the
+ * same region and looks for the secret words at every byte offset. These
+ * three are not ASan-instrumented (their arrays stay on the real stack even
+ * with fake-stack modes) and the scanned bytes are declared defined for
+ * valgrind; the asm barriers keep the compiler from dropping the arrays.
+ */
+#define DEAD_STACK_BYTES (64 * 1024)
+#define T_NOASAN __attribute__((noinline, no_sanitize_address))
+
+/* Secret words, sorted by value before a scan (stack_scan bsearches). */
+#define NWORDS 512
+struct word {
+    uint64_t v;
+    const char *what;
+    int idx; /* state word index, or -1 */
+};
+static struct word words[NWORDS];
+static size_t nwords;
+
+static void add_word_idx(uint64_t w, const char *what, int idx)
+{
+    if (nwords < NWORDS) {
+        words[nwords].v = w;
+        words[nwords].what = what;
+        words[nwords++].idx = idx;
+    }
+}
+
+static void add_word(uint64_t w, const char *what)
+{
+    add_word_idx(w, what, -1);
+}
+
+static int word_cmp(const void *a, const void *b)
+{
+    uint64_t x = ((const struct word *)a)->v, y = ((const struct word *)b)->v;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Every word of a kernel's Poly1305 state with at least 40 significant
+ * bits: whatever the level keeps there (hash in radix 2^64 or lanes in
+ * radix 2^44, key powers, pad). Small words (flags, counts, 26-bit limbs)
+ * are left out: they would match unrelated stack values.
+ */
+static void add_state_words(const poly1305_state *st, const char *what)
+{
+    for (int i = 0; i < POLY1305_PRIV_WORDS; i++)
+        if ((st->priv[i] >> 40) != 0)
+            add_word_idx(st->priv[i], what, i);
+}
+
+static uint64_t le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = (v << 8) | p[i];
+    return v;
+}
+
+/* Words derived from a Poly1305 key; tag (may be NULL) gives tag - s. */
+static void add_poly_words(const uint8_t key[32], const uint8_t *tag)
+{
+    uint64_t r0 = le64(key) & 0x0ffffffc0fffffffULL;
+    uint64_t r1 = le64(key + 8) & 0x0ffffffc0ffffffcULL;
+
+    add_word(r0, "r0 (clamped)");
+    add_word(r1, "r1 (clamped)");
+    add_word(r1 + (r1 >> 2), "5 r1 / 4");
+    add_word(le64(key), "key bytes 0..7");
+    add_word(le64(key + 8), "key bytes 8..15");
+    add_word(le64(key + 16), "s bytes 0..7");
+    add_word(le64(key + 24), "s bytes 8..15");
+    add_word(r0 & 0xfffffffffffULL, "r limb 0 (radix 2^44)");
+    add_word(((r0 >> 44) | (r1 << 20)) & 0xfffffffffffULL, "r limb 1 (radix 2^44)");
+    if (tag != NULL) {
+        /* (h mod p) mod 2^128 = tag - s: the accumulator at final */
+        uint64_t s0 = le64(key + 16), s1 = le64(key + 24);
+        uint64_t t0 = le64(tag), t1 = le64(tag + 8);
+        add_word(t0 - s0, "accumulator word 0");
+        add_word(t1 - s1 - (t0 < s0), "accumulator word 1");
+    }
+}
+
+static T_NOASAN void stack_clear(void)
+{
+    uint8_t area[DEAD_STACK_BYTES + 4096];
+
+    memset(area, 0, sizeof(area));
+    __asm__ volatile("" : : "r"(area) : "memory");
+}
+
+typedef void (*stack_op)(void *arg);
+
+static T_NOASAN void call_deep(stack_op op, void *arg)
+{
+    volatile uint8_t gap[1024];
+
+    gap[0] = 0;
+    op(arg);
+    gap[sizeof(gap) - 1] = 0;
+}
+
+/* The first secret word found in the dead stack, or NULL. */
+static T_NOASAN const struct word *stack_scan(void)
+{
+    uint8_t area[DEAD_STACK_BYTES];
+
+    __asm__ volatile("" : : "r"(area) : "memory");
+    T_MAKE_DEFINED(area, sizeof(area));
+    for (size_t i = 0; i + 8 <= sizeof(area); i++) {
+        struct word key;
+        memcpy(&key.v, area + i, 8);
+        const struct word *w = bsearch(&key, words, nwords, sizeof(words[0]), word_cmp);
+        if (w != NULL)
+            return w;
+    }
+    return NULL;
+}
+
+static unsigned long stack_scans;
+
+/* Run op from a deep frame on a clean stack; check no word is left below. */
+static void check_op(stack_op op, void *arg, const char *what)
+{
+    char found[96] = "";
+
+    T_OK(nwords < NWORDS, "%s: more secret words than the list holds", what);
+    qsort(words, nwords, sizeof(words[0]), word_cmp);
+    stack_clear();
+    call_deep(op, arg);
+    const struct word *w = stack_scan();
+    stack_scans++;
+    if (w != NULL && w->idx >= 0)
+        snprintf(found, sizeof(found), "%s %d", w->what, w->idx);
+    else if (w != NULL)
+        snprintf(found, sizeof(found), "%s", w->what);
+    T_OK(w == NULL, "%s (%s): %s left on the dead stack", what, t_kernel(), found);
+}
+
+/* Self-check: a word written by a returned frame must be found. */
+static uint64_t planted;
+static T_NOASAN void plant_op(void *arg)
+{
+    volatile uint64_t w[4];
+
+    (void)arg;
+    w[1] = planted;
+    __asm__ volatile("" : : "r"(w) : "memory");
+}
+
+/* ---- kernel table calls ---- */
+static _Alignas(64) poly1305_state kst;
+static uint8_t kkey[32], kmsg[4096], ktag[16];
+
+struct kop {
+    const chapoly_kernels *k;
+    int which; /* 0 init, 1 blocks, 2 final */
+    const uint8_t *in;
+    size_t len;
+    unsigned padbit;
+};
+
+static void kernel_op(void *arg)
+{
+    const struct kop *o = arg;
+
+    if (o->which == 0)
+        o->k->poly1305_init(&kst, kkey);
+    else if (o->which == 1)
+        o->k->poly1305_blocks(&kst, o->in, o->len, o->padbit);
+    else
+        o->k->poly1305_final(&kst, ktag);
+}
+
+static _Alignas(64) poly1305_state kref, ksnap[3];
+
+/* The words known before and after one call: the key's and the states'. */
+static void kernel_words(const uint8_t *tag, const poly1305_state *before,
+                         const poly1305_state *after)
+{
+    nwords = 0;
+    add_poly_words(kkey, tag);
+    if (before != NULL)
+        add_state_words(before, "state word (before the call)");
+    if (after != NULL)
+        add_state_words(after, "state word (after the call)");
+}
+
+/*
+ * Two blocks() calls of n1 and n2 blocks, then final. n1: 1 and 5 (scalar
+ * everywhere), 17 (scalar below the IFMA 8-lane threshold), 20 (8 lanes +
+ * a partial batch), 32 and 64 (whole batches: lanes pend until the next
+ * call), 45 and 256 (16 lanes / AVX2 batches). n2 = 1 (a padded partial
+ * block: pending lanes are folded), 16 (whole batches go on) or none
+ * (final folds the lanes).
+ */
+static void kernel_poly_stack(const chapoly_kernels *k)
+{
+    static const size_t n[][2] = { { 1, 1 }, { 5, 1 }, { 17, 1 }, { 20, 1 }, { 32, 0 },
+                                   { 32, 1 }, { 45, 1 }, { 64, 16 }, { 256, 0 } };
+    char what[96];
+
+    for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
+        size_t n1 = n[i][0], n2 = n[i][1];
+        unsigned pad2 = n2 == 1 ? 0 : 1;
+        struct kop o = { k, 0, kmsg, 0, 1 };
+        uint8_t tag[16];
+
+        t_rand_bytes(kkey, sizeof(kkey));
+        t_rand_bytes(kmsg, sizeof(kmsg));
+        /* the same calls off-scan first: the states after each, and the tag */
+        k->poly1305_init(&kref, kkey);
+        ksnap[0] = kref;
+        k->poly1305_blocks(&kref, kmsg, 16 * n1, 1);
+        ksnap[1] = kref;
+        if (n2 > 0)
+            k->poly1305_blocks(&kref, kmsg + 16 * n1, 16 * n2, pad2);
+        ksnap[2] = kref;
+        k->poly1305_final(&kref, tag);
+
+        kernel_words(tag, NULL, &ksnap[0]);
+        snprintf(what, sizeof(what), "kernel poly1305_init");
+        check_op(kernel_op, &o, what);
+        kernel_words(tag, &ksnap[0], &ksnap[1]);
+        o.which = 1;
+        o.len = 16 * n1;
+        snprintf(what, sizeof(what), "kernel poly1305_blocks, %zu blocks", n1);
+        check_op(kernel_op, &o, what);
+        if (n2 > 0) {
+            kernel_words(tag, &ksnap[1], &ksnap[2]);
+            o.in = kmsg + 16 * n1;
+            o.len = 16 * n2;
+            o.padbit = pad2;
+            snprintf(what, sizeof(what), "kernel poly1305_blocks, %zu blocks after %zu", n2, n1);
+            check_op(kernel_op, &o, what);
+        }
+        kernel_words(tag, &ksnap[2], NULL);
+        o.which = 2;
+        snprintf(what, sizeof(what), "kernel poly1305_final after %zu + %zu blocks", n1, n2);
+        check_op(kernel_op, &o, what);
+        T_EQ_MEM(ktag, tag, 16, "kernel tag after %zu + %zu blocks", n1, n2);
+    }
+}
+
+/* ---- EVP calls ---- */
+static EVP_MAC_CTX *smac;
+static EVP_CIPHER_CTX *saead;
+static uint8_t ekey[32], eiv[12], emsg[2048], eout[2048 + 16], etag[16];
+static size_t emsglen;
+
+struct eop {
+    int which;
+    int ok;
+};
+
+static void evp_mac_op(void *arg)
+{
+    struct eop *o = arg;
+    size_t ol;
+
+    if (o->which == 0)
+        o->ok = EVP_MAC_init(smac, ekey, 32, NULL);
+    else if (o->which == 1)
+        o->ok = EVP_MAC_update(smac, emsg, emsglen);
+    else
+        o->ok = EVP_MAC_final(smac, etag, &ol, 16);
+}
+
+static void evp_mac_stack(void)
+{
+    static const size_t lens[] = { 37, 64, 300, 1000, 2048 };
+    EVP_MAC *m = t_mac("POLY1305", 1);
+    uint8_t tag[16];
+    char what[96];
+
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        size_t ol;
+
+        t_rand_bytes(ekey, sizeof(ekey));
+        t_rand_bytes(emsg, sizeof(emsg));
+        emsglen = lens[i];
+        smac = EVP_MAC_CTX_new(m);
+        T_OK(EVP_MAC_init(smac, ekey, 32, NULL) && EVP_MAC_update(smac, emsg, emsglen) &&
+             EVP_MAC_final(smac, tag, &ol, 16), "POLY1305 reference tag");
+        nwords = 0;
+        add_poly_words(ekey, tag);
+        for (int which = 0; which < 3; which++) {
+            struct eop o = { which, 0 };
+            snprintf(what, sizeof(what), "EVP POLY1305 %s, %zu bytes",
+                     which == 0 ? "init" : which == 1 ? "update" : "final", emsglen);
+            check_op(evp_mac_op, &o, what);
+            T_OK(o.ok, "%s failed", what);
+        }
+        T_EQ_MEM(etag, tag, 16, "POLY1305 tag, %zu bytes", emsglen);
+        EVP_MAC_CTX_free(smac);
+    }
+    EVP_MAC_free(m);
+}
+
+static void evp_aead_op(void *arg)
+{
+    struct eop *o = arg;
+    int ol;
+
+    switch (o->which) {
+    case 0: /* seal: init, AAD, text, final, tag */
+        o->ok = EVP_EncryptInit_ex(saead, NULL, NULL, ekey, eiv) &&
+                EVP_EncryptUpdate(saead, NULL, &ol, emsg, 13) &&
+                EVP_EncryptUpdate(saead, eout, &ol, emsg + 13, (int)emsglen) &&
+                EVP_EncryptFinal_ex(saead, eout + ol, &ol) &&
+                EVP_CIPHER_CTX_ctrl(saead, EVP_CTRL_AEAD_GET_TAG, 16, etag) > 0;
+        break;
+    default: /* open */
+        o->ok = EVP_DecryptInit_ex(saead, NULL, NULL, ekey, eiv) &&
+                EVP_DecryptUpdate(saead, NULL, &ol, emsg, 13) &&
+                EVP_DecryptUpdate(saead, eout, &ol, eout, (int)emsglen) &&
+                EVP_CIPHER_CTX_ctrl(saead, EVP_CTRL_AEAD_SET_TAG, 16, etag) > 0 &&
+                EVP_DecryptFinal_ex(saead, eout + ol, &ol);
+        break;
+    }
+}
+
+static void evp_aead_stack(void)
+{
+    static const size_t lens[] = { 0, 40, 150, 1000, 2000 };
+    EVP_CIPHER *c = t_cipher("ChaCha20-Poly1305", 1);
+    char what[96];
+
+    /*
+     * Warm-up, unscanned: the first call of a function through the PLT
+     * goes through the dynamic linker's lazy binding, which saves every
+     * register (stale values of this program included) on the stack.
+     */
+    {
+        struct eop o = { 0, 0 };
+        saead = EVP_CIPHER_CTX_new();
+        T_OK(EVP_EncryptInit_ex(saead, c, NULL, NULL, NULL), "AEAD ctx");
+        emsglen = 40;
+        evp_aead_op(&o);
+        o.which = 1;
+        evp_aead_op(&o);
+        T_OK(o.ok, "AEAD warm-up round trip");
+        EVP_CIPHER_CTX_free(saead);
+    }
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        uint8_t otk[32];
+
+        t_rand_bytes(ekey, sizeof(ekey));
+        t_rand_bytes(eiv, sizeof(eiv));
+        t_rand_bytes(emsg, sizeof(emsg));
+        emsglen = lens[i];
+        otk_of(ekey, eiv, otk);
+        saead = EVP_CIPHER_CTX_new();
+        T_OK(EVP_EncryptInit_ex(saead, c, NULL, NULL, NULL), "AEAD ctx");
+        nwords = 0;
+        add_poly_words(otk, NULL);
+        for (int w = 0; w < 32; w += 8)
+            add_word(le64(ekey + w), "ChaCha20 key word pair");
+
+        struct eop o = { 0, 0 };
+        snprintf(what, sizeof(what), "EVP ChaCha20-Poly1305 seal, %zu bytes", emsglen);
+        check_op(evp_aead_op, &o, what);
+        T_OK(o.ok, "%s failed", what);
+        /* the tag is known now: look for the accumulator too */
+        add_poly_words(otk, etag);
+        o.which = 1;
+        snprintf(what, sizeof(what), "EVP ChaCha20-Poly1305 open, %zu bytes", emsglen);
+        check_op(evp_aead_op, &o, what);
+        T_OK(o.ok, "%s failed", what);
+        T_EQ_MEM(eout, emsg + 13, emsglen, "AEAD round trip, %zu bytes", emsglen);
+        EVP_CIPHER_CTX_free(saead);
+    }
+    EVP_CIPHER_free(c);
+}
+
+static void stack_tests(void)
+{
+    /* The method must see a word a returned frame left behind. */
+    planted = t_rand64() | 1;
+    nwords = 0;
+    add_word(planted, "planted word");
+    stack_clear();
+    call_deep(plant_op, NULL);
+    T_OK(stack_scan() != NULL, "self-check: the stack scan missed a planted word");
+
+    const chapoly_kernels *k = chapoly_kernels_by_name(t_kernel());
+    T_OK(k != NULL, "kernel table %s", t_kernel());
+    if (k != NULL)
+        kernel_poly_stack(k);
+    evp_mac_stack();
+    evp_aead_stack();
+    nwords = 0;
+    printf("%lu dead-stack scans\n", stack_scans);
+}
+
 int main(void)
 {
     if (!CRYPTO_set_mem_functions(h_malloc, h_realloc, h_free)) {
@@ -203,6 +622,7 @@ int main(void)
     chacha_run(1);
     mac_run(0);
     mac_run(1);
+    stack_tests();
     printf("%lu freed blocks scanned\n", frees_scanned);
     nsecrets = 0;
     t_teardown();
