@@ -45,6 +45,8 @@ unsigned chapoly_cpu_features(void)
             f |= CHAPOLY_CPU_AVX512VL;
         if (b & bit_AVX512BW)
             f |= CHAPOLY_CPU_AVX512BW;
+        if (b & bit_AVX512DQ)
+            f |= CHAPOLY_CPU_AVX512DQ;
         if (b & bit_AVX512IFMA)
             f |= CHAPOLY_CPU_AVX512IFMA;
     }

@@ -2,12 +2,15 @@
  * The one dispatch point. The CPU is probed once per process; tables are
  * const and never written, so any thread may read them at any time.
  *
- * Level requirements (each level's kernels may rely on all of these; the
- * files are compiled with -mbmi2, so the compiler may use it anywhere):
+ * Level requirements: every ISA flag a level's objects are compiled with
+ * (kernels/CMakeLists.txt), since the compiler may use it anywhere in them:
  *   avx2     : AVX2 (+ OS YMM state), BMI2
- *   avx512vl : avx2 + AVX-512 F, VL, BW (ymm kernels with vprold, masks)
- *   avx512   : avx512vl (zmm kernels); IFMA Poly1305 is used only when the
- *              CPU has AVX-512 IFMA, checked inside the level's kernels.
+ *   avx512vl : avx2 + AVX-512 F, VL, BW, DQ (ymm kernels with vprold, masks)
+ *   avx512   : avx512vl (zmm kernels)
+ * One exception, checked inside the AVX-512 levels instead: AVX-512 IFMA.
+ * Only poly1305_avx512.c and aead_avx512.c are built with -mavx512ifma;
+ * they run IFMA code only when poly1305_have_ifma() finds it, and the AVX2
+ * Poly1305 otherwise. test_cpu_masks compares these masks with the flags.
  */
 #include <stdlib.h>
 #include "kernels_impl.h"
@@ -51,32 +54,55 @@ const char *const *chapoly_kernels_compiled(void)
     return compiled;
 }
 
-const chapoly_kernels *chapoly_kernels_by_name(const char *name)
-{
-    unsigned f = features_once();
-    (void)f;
+/*
+ * The levels and their masks (CHAPOLY_CPU_* bits; kernels_impl.h maps each
+ * compiler flag to its bit). 'inside': bits the level's kernels check
+ * themselves (see the top of this file).
+ */
+#define NEED_AVX2 (CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2)
+#define NEED_AVX512 (NEED_AVX2 | CHAPOLY_CPU_AVX512F | CHAPOLY_CPU_AVX512VL | \
+                     CHAPOLY_CPU_AVX512BW | CHAPOLY_CPU_AVX512DQ)
 
-    if (name == NULL)
-        return NULL;
-    if (strcmp(name, "portable") == 0)
-        return &chapoly_kernels_portable_table;
+static const struct level {
+    const char *name;
+    unsigned required, inside;
+    const chapoly_kernels *table;
+} levels[] = {
+    { "portable", 0, 0, &chapoly_kernels_portable_table },
 #ifdef CHAPOLY_HAVE_AVX2
-    if (strcmp(name, "avx2") == 0) {
-        const unsigned need = CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2;
-        return (f & need) == need ? &chapoly_kernels_avx2 : NULL;
-    }
+    { "avx2", NEED_AVX2, 0, &chapoly_kernels_avx2 },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    {
-        const unsigned need = CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2 | CHAPOLY_CPU_AVX512F |
-                              CHAPOLY_CPU_AVX512VL | CHAPOLY_CPU_AVX512BW;
-        if (strcmp(name, "avx512vl") == 0)
-            return (f & need) == need ? &chapoly_kernels_avx512vl : NULL;
-        if (strcmp(name, "avx512") == 0)
-            return (f & need) == need ? &chapoly_kernels_avx512 : NULL;
-    }
+    { "avx512vl", NEED_AVX512, CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512vl },
+    { "avx512", NEED_AVX512, CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512 },
 #endif
+};
+
+static const struct level *level_of(const char *name)
+{
+    for (size_t i = 0; name != NULL && i < sizeof(levels) / sizeof(levels[0]); i++)
+        if (strcmp(name, levels[i].name) == 0)
+            return &levels[i];
     return NULL;
+}
+
+int chapoly_kernels_required(const char *name, unsigned *required,
+                             unsigned *inside)
+{
+    const struct level *l = level_of(name);
+
+    *required = l != NULL ? l->required : 0;
+    *inside = l != NULL ? l->inside : 0;
+    return l != NULL;
+}
+
+const chapoly_kernels *chapoly_kernels_by_name(const char *name)
+{
+    const struct level *l = level_of(name);
+
+    if (l == NULL)
+        return NULL;
+    return (features_once() & l->required) == l->required ? l->table : NULL;
 }
 
 const chapoly_kernels *chapoly_kernels_best(void)

@@ -81,7 +81,15 @@ extern const chapoly_kernels chapoly_kernels_avx512vl;
 extern const chapoly_kernels chapoly_kernels_avx512;
 #endif
 
-/* ---- CPU features (cpu_features.c) ---- */
+/*
+ * ---- CPU features (cpu_features.c) ----
+ * One bit per compiler ISA flag the SIMD objects are built with
+ * (kernels/CMakeLists.txt): -mavx2 AVX2, -mbmi2 BMI2, -mavx512f AVX512F,
+ * -mavx512vl AVX512VL, -mavx512bw AVX512BW, -mavx512dq AVX512DQ,
+ * -mavx512ifma AVX512IFMA. A flag added there needs a bit here, a line in
+ * the probe and a place in a level's mask (dispatch.c); test_cpu_masks
+ * fails until it has them.
+ */
 enum {
     CHAPOLY_CPU_AVX2 = 1u << 0,     /* AVX2 + OS saves YMM */
     CHAPOLY_CPU_BMI2 = 1u << 1,
@@ -90,8 +98,26 @@ enum {
     CHAPOLY_CPU_AVX512VL = 1u << 4,
     CHAPOLY_CPU_AVX512BW = 1u << 5,
     CHAPOLY_CPU_AVX512IFMA = 1u << 6,
-    CHAPOLY_CPU_SKYLAKE_X = 1u << 7 /* family 6 model 0x55: prefer ymm */
+    CHAPOLY_CPU_SKYLAKE_X = 1u << 7, /* family 6 model 0x55: prefer ymm */
+    CHAPOLY_CPU_AVX512DQ = 1u << 8
 };
 unsigned chapoly_cpu_features(void);
+
+/*
+ * What level 'name' relies on, as CHAPOLY_CPU_* bits: *required is checked
+ * by chapoly_kernels_by_name before it hands out the table; *inside is
+ * checked by the level's own kernels before any code built for it runs
+ * (AVX-512 IFMA: only poly1305_avx512.c and aead_avx512.c are built with
+ * -mavx512ifma, and they run IFMA code only when poly1305_have_ifma(), a
+ * probe of that bit, says so). Returns 0 (and sets both to 0) if name is
+ * not a level compiled into this build; portable requires nothing.
+ */
+int chapoly_kernels_required(const char *name, unsigned *required,
+                             unsigned *inside);
+
+#ifdef CHAPOLY_HAVE_AVX512
+/* 1 if the AVX-512 levels' Poly1305 runs its IFMA code (poly1305_avx512.c). */
+int poly1305_have_ifma(void);
+#endif
 
 #endif
