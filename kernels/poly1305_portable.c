@@ -20,8 +20,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define P_NOINLINE __attribute__((noinline))
+/* ASan would put redzones around the scrub's array, away from the frame. */
+#define P_SCRUB __attribute__((noinline, no_sanitize_address))
 #else
 #define P_NOINLINE
+#define P_SCRUB
 #endif
 
 /*
@@ -42,7 +45,7 @@
  * frame of the function the caller called last. Called at the depth of
  * that call, its own array lies where that frame was.
  */
-static P_NOINLINE void scrub_stack(void)
+static P_SCRUB void scrub_stack(void)
 {
 #if defined(__GNUC__) || defined(__clang__)
     uint64_t area[SCRUB_BYTES / 8];

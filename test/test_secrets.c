@@ -37,6 +37,7 @@ static unsigned long leaks, frees_scanned;
 static void scan(const uint8_t *p, size_t n)
 {
     frees_scanned++;
+    T_MAKE_DEFINED(p, n); /* padding never written: valgrind would object */
     for (size_t s = 0; s < nsecrets; s++)
         for (size_t off = 0; off + 12 <= 32; off += 4)
             for (size_t i = 0; i + 12 <= n; i++)
@@ -573,8 +574,25 @@ static void evp_aead_stack(void)
     EVP_CIPHER_free(c);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define T_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_ASAN 1
+#endif
+#endif
+
 static void stack_tests(void)
 {
+#ifdef T_ASAN
+    /*
+     * Instrumented frames are laid out differently (redzones around locals,
+     * a frame pointer, more spills): the kernels size their scrubs for the
+     * optimised, uninstrumented build, which is where this scan counts.
+     */
+    printf("dead-stack scans skipped: ASan build\n");
+    return;
+#endif
     /* The method must see a word a returned frame left behind. */
     planted = t_rand64() | 1;
     nwords = 0;
