@@ -12,6 +12,9 @@
  * they run IFMA code only when poly1305_have_ifma() finds it, and the AVX2
  * Poly1305 otherwise. test_cpu_masks compares these masks with the flags.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* secure_getenv */
+#endif
 #include <stdlib.h>
 #include "kernels_impl.h"
 
@@ -120,6 +123,25 @@ const chapoly_kernels *chapoly_kernels_best(void)
     return &chapoly_kernels_portable_table;
 }
 
+int chapoly_kernels_known(const char *name)
+{
+    static const char *const known[] = { "best", "portable", "avx2", "avx512vl", "avx512" };
+
+    for (size_t i = 0; name != NULL && i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(name, known[i]) == 0)
+            return 1;
+    return 0;
+}
+
+int chapoly_kernels_uses_ifma(const chapoly_kernels *k)
+{
+    /* IFMA is an 'inside' bit: the level's Poly1305 takes it when the CPU has it */
+    for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+        if (levels[i].table == k)
+            return (levels[i].inside & features_once() & CHAPOLY_CPU_AVX512IFMA) != 0;
+    return 0;
+}
+
 const chapoly_kernels *chapoly_kernels_select(const char *request,
                                               const char **warning)
 {
@@ -128,20 +150,23 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
     if (warning != NULL)
         *warning = NULL;
     if (request == NULL || *request == '\0')
-        request = getenv("CHAPOLY_KERNEL");
+        request = secure_getenv("CHAPOLY_KERNEL"); /* not in setuid processes */
     if (request == NULL || *request == '\0' || strcmp(request, "best") == 0)
         return chapoly_kernels_best();
     k = chapoly_kernels_by_name(request);
     if (k != NULL)
         return k;
     if (warning != NULL)
-        *warning = "requested kernel level is not available on this CPU or "
-                   "not compiled in; using the best available";
+        *warning = chapoly_kernels_known(request)
+                       ? "requested kernel level is not available on this CPU or "
+                         "not compiled in; using the best available"
+                       : "unknown kernel level; using the best available";
     return chapoly_kernels_best();
 }
 
 const chapoly_kernels chapoly_kernels_portable_table = {
     .name = "portable",
+    .features = "portable C, no SIMD",
     .chacha20_xor = chacha20_xor_portable,
     .chacha20_xor_kb = NULL,
     .hchacha20 = hchacha20_portable,

@@ -53,6 +53,8 @@ typedef struct poly1305_state {
 
 typedef struct chapoly_kernels {
     const char *name; /* "portable", "avx2", "avx512vl", "avx512" */
+    /* CPU features the level requires, for messages ("AVX2 BMI2", ...). */
+    const char *features;
 
     void (*chacha20_xor)(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
@@ -120,15 +122,26 @@ const chapoly_kernels *chapoly_kernels_best(void);
 
 /*
  * The level to use: 'request' (config key) if non-NULL and non-empty, else
- * the environment variable CHAPOLY_KERNEL, else the best. A request this CPU
- * cannot honour falls back to the best level and sets *warning (if non-NULL)
- * to a static message; otherwise *warning is set to NULL.
+ * the environment variable CHAPOLY_KERNEL (read with secure_getenv, so
+ * ignored in setuid processes), else the best. A request this CPU or build
+ * cannot honour, or a name that is not a level at all, falls back to the
+ * best level and sets *warning (if non-NULL) to a static message; otherwise
+ * *warning is set to NULL.
  */
 const chapoly_kernels *chapoly_kernels_select(const char *request,
                                               const char **warning);
 
 /* Names of every level compiled into this build, NULL-terminated. */
 const char *const *chapoly_kernels_compiled(void);
+
+/* Every level name the code knows ("best" included), built in or not. */
+#define CHAPOLY_KERNEL_NAMES "best, portable, avx2, avx512vl, avx512"
+
+/* 1 if name is one of CHAPOLY_KERNEL_NAMES, 0 otherwise (NULL included). */
+int chapoly_kernels_known(const char *name);
+
+/* 1 if table k's Poly1305 uses AVX-512 IFMA on this CPU, 0 otherwise. */
+int chapoly_kernels_uses_ifma(const chapoly_kernels *k);
 
 /* ---- helpers built on a table (kernels/common.c) ---- */
 

@@ -20,6 +20,7 @@ void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
 
 const chapoly_kernels chapoly_kernels_avx2 = {
     .name = "avx2",
+    .features = "AVX2 BMI2",
     .chacha20_xor = chacha20_xor_avx2,
     .chacha20_xor_kb = NULL,
     .hchacha20 = hchacha20_portable,

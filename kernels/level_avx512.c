@@ -24,6 +24,7 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
 
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
+    .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
     .chacha20_xor = chacha20_xor_avx512vl,
     .chacha20_xor_kb = NULL,
     .hchacha20 = hchacha20_portable,
@@ -37,6 +38,7 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
 
 const chapoly_kernels chapoly_kernels_avx512 = {
     .name = "avx512",
+    .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_xor_kb = chacha20_xor_kb_avx512,
     .hchacha20 = hchacha20_portable,
