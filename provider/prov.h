@@ -24,6 +24,7 @@ typedef struct chapoly_provctx {
     int stats;                /* counters are touched only when set */
     uint64_t aead_messages;   /* atomic adds only */
     uint64_t tls_records;
+    char buildinfo[256];      /* version, OpenSSL headers, kernel level and its features */
 } chapoly_provctx;
 
 static inline void chapoly_count(chapoly_provctx *pc, uint64_t *counter)
