@@ -1,0 +1,349 @@
+#!/bin/sh
+# Safe to deploy system-wide. Checks, each able to fail:
+#  A. the statistics file: written only with statistics on (CHAPOLY_STATS or
+#     `stats = 1`), with the counters; never through a symlink; created 0600
+#     whatever the umask; an existing file of ours appended to, mode kept; a
+#     FIFO, directory, hard-linked or missing path skipped silently.
+#  B. a setuid-root program run by nobody: CHAPOLY_STATS_FILE pointing into a
+#     root-only directory creates nothing, CHAPOLY_KERNEL and CHAPOLY_STATS
+#     are ignored (secure_getenv).
+#  C. config mistakes (unknown key, unknown kernel level, bad stats value; the
+#     same from CHAPOLY_KERNEL) go to stderr once, naming the key, and chapoly
+#     is still active; a valid config prints nothing.
+#  D. buildinfo (`openssl list -providers -verbose`) names the kernel level.
+#  E. error lines printed by `openssl` carry no absolute source path.
+#
+# Environment (CTest): OPENSSL_PROGRAM, OPENSSL_MODULES, CHAPOLY_MODULE,
+# CHAPOLY_DEPLOY_SEAL (test/deploy_seal.c), CHAPOLY_LEVEL_PROBE,
+# CHAPOLY_BUILD_DIR, CHAPOLY_SOURCE_DIR. Part B needs root, setpriv, the user
+# nobody and a file system that honours setuid (probed; the build directory
+# is tried first). If B cannot run, everything else still runs and the script
+# exits 77 (skipped) with the reason, unless a check failed.
+# Prints "N passed, N failed"; KEEP_T=1 keeps the temporary directories.
+
+set -u
+
+OSSL=${OPENSSL_PROGRAM:-openssl}
+MODS=${OPENSSL_MODULES:?OPENSSL_MODULES must name the directory of chapoly.so}
+MODULE=${CHAPOLY_MODULE:-$MODS/chapoly.so}
+SEAL=${CHAPOLY_DEPLOY_SEAL:?CHAPOLY_DEPLOY_SEAL must name the deploy_seal program}
+SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+BUILD=${CHAPOLY_BUILD_DIR:-}
+# Every run below says what it wants; nothing is inherited from the caller.
+unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL
+OPENSSL_CONF=/dev/null
+export OPENSSL_CONF
+
+pass=0
+fail=0
+ok() { pass=$((pass + 1)); }
+bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
+check() {
+    _desc=$1
+    shift
+    if "$@"; then ok; else bad "$_desc"; fi
+}
+bounded() {
+    _secs=$1
+    shift
+    if command -v timeout > /dev/null 2>&1; then timeout "$_secs" "$@"; else "$@"; fi
+}
+absent() { [ ! -e "$1" ] && [ ! -L "$1" ]; }
+empty() { [ ! -s "$1" ]; }
+mode_is() { [ "$(stat -c %a "$1" 2> /dev/null)" = "$2" ]; }
+# lines N PATTERN FILE: exactly N lines of FILE contain the fixed string
+lines() { [ "$(grep -cF -- "$2" "$3" 2> /dev/null)" = "$1" ]; }
+STATLINE='^chapoly-aead-messages=1 chapoly-tls-records=0$'
+
+for f in "$MODULE" "$SEAL"; do
+    if [ ! -f "$f" ]; then
+        echo "FAIL: $f missing" >&2
+        echo "0 passed, 1 failed"
+        exit 1
+    fi
+done
+
+T=$(mktemp -d "${TMPDIR:-/tmp}/chapoly-deploy.XXXXXX") || exit 1
+S=
+cleanup() {
+    [ -n "${KEEP_T:-}" ] && { echo "kept $T ${S:-}" >&2; return; }
+    rm -rf "$T"
+    [ -n "$S" ] && rm -rf "$S"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# seal [ARGS...]: the test program, loading chapoly from OPENSSL_MODULES.
+seal() { OPENSSL_MODULES=$MODS bounded 30 "$SEAL" "$@"; }
+
+# --- A. the statistics file --------------------------------------------------
+
+seal > "$T/out" 2> "$T/err"
+check "deploy_seal runs (no stats)" [ $? -eq 0 ]
+BEST=$(sed -n 's/^chapoly-kernel: //p' "$T/out")
+check "deploy_seal prints the active kernel level (got '$BEST')" [ -n "$BEST" ]
+
+CHAPOLY_STATS_FILE=$T/off.stats seal > /dev/null 2> "$T/err"
+check "stats off: deploy_seal runs" [ $? -eq 0 ]
+check "stats off (no CHAPOLY_STATS, no config): CHAPOLY_STATS_FILE not created" absent "$T/off.stats"
+CHAPOLY_STATS=0 CHAPOLY_STATS_FILE=$T/off0.stats seal > /dev/null 2> "$T/err"
+check "CHAPOLY_STATS=0: CHAPOLY_STATS_FILE not created" absent "$T/off0.stats"
+
+(umask 022 && CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/on.stats seal > /dev/null 2> "$T/err")
+check "stats on: deploy_seal runs" [ $? -eq 0 ]
+check "stats on: the file holds one line, 1 AEAD message and 0 TLS records" \
+    lines 1 "chapoly-aead-messages=1 chapoly-tls-records=0" "$T/on.stats"
+check "stats on: nothing else in the file" [ "$(wc -l < "$T/on.stats")" -eq 1 ]
+check "stats on: nothing on stderr" empty "$T/err"
+for u in 000 022 077 777; do
+    (umask $u && CHAPOLY_STATS=yes CHAPOLY_STATS_FILE=$T/umask$u.stats seal > /dev/null 2>&1)
+    check "umask $u: created stats file has mode 600 (got $(stat -c %a "$T/umask$u.stats" 2> /dev/null))" \
+        mode_is "$T/umask$u.stats" 600
+    check "umask $u: created stats file holds the counters" grep -q "$STATLINE" "$T/umask$u.stats"
+done
+
+# An existing file of ours is appended to, its mode untouched.
+printf 'previous line\n' > "$T/existing.stats"
+chmod 640 "$T/existing.stats"
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/existing.stats seal > /dev/null 2>&1
+check "existing file: first line kept" [ "$(head -n 1 "$T/existing.stats")" = "previous line" ]
+check "existing file: counters appended" [ "$(sed -n 2p "$T/existing.stats")" = \
+    "chapoly-aead-messages=1 chapoly-tls-records=0" ]
+check "existing file: mode 640 kept (got $(stat -c %a "$T/existing.stats"))" mode_is "$T/existing.stats" 640
+
+# Symlinks are not followed: neither to an existing file nor a dangling one.
+printf 'keep\n' > "$T/target"
+ln -s "$T/target" "$T/link"
+ln -s "$T/nothing-here" "$T/dangling"
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/link seal > /dev/null 2> "$T/err"
+check "symlink: deploy_seal runs" [ $? -eq 0 ]
+check "symlink: target untouched" [ "$(cat "$T/target")" = keep ]
+check "symlink: still a symlink" [ -L "$T/link" ]
+check "symlink: silent" empty "$T/err"
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/dangling seal > /dev/null 2>&1
+check "dangling symlink: its target is not created" absent "$T/nothing-here"
+
+# Hard links: a file with a second name elsewhere is not written.
+printf 'keep\n' > "$T/hard.a"
+ln "$T/hard.a" "$T/hard.b"
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/hard.b seal > /dev/null 2>&1
+check "hard link: file untouched" [ "$(cat "$T/hard.a")" = keep ]
+
+# Not a regular file, or no such directory: silent, and no hang on a FIFO.
+mkfifo "$T/fifo"
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/fifo OPENSSL_MODULES=$MODS bounded 20 "$SEAL" \
+    > /dev/null 2> "$T/err"
+rc=$?
+check "FIFO: deploy_seal exits 0 without blocking (exit $rc)" [ $rc -eq 0 ]
+check "FIFO: silent" empty "$T/err"
+# A FIFO with a reader (this shell holds it open read-write on fd 3): the
+# open succeeds, but it is not a regular file, so nothing is sent.
+mkfifo "$T/fifo2"
+exec 3<> "$T/fifo2"
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/fifo2 seal > /dev/null 2> "$T/err"
+check "FIFO with a reader: deploy_seal exits 0" [ $? -eq 0 ]
+echo END >&3
+while IFS= read -r l <&3 && [ "$l" != END ]; do printf '%s\n' "$l"; done > "$T/fifo2.out"
+exec 3<&-
+check "FIFO with a reader: nothing written to it" empty "$T/fifo2.out"
+mkdir "$T/dir.stats"
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/dir.stats seal > /dev/null 2> "$T/err"
+check "directory: deploy_seal exits 0" [ $? -eq 0 ]
+check "directory: silent" empty "$T/err"
+check "directory: left empty" [ -z "$(ls -A "$T/dir.stats")" ]
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/no/such/dir/stats seal > /dev/null 2> "$T/err"
+check "missing directory: deploy_seal exits 0" [ $? -eq 0 ]
+check "missing directory: silent" empty "$T/err"
+
+# A file someone else owns is not appended to (root can chown it to nobody).
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+    printf 'keep\n' > "$T/theirs.stats"
+    chown nobody "$T/theirs.stats"
+    CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/theirs.stats seal > /dev/null 2>&1
+    check "file owned by another user: untouched" [ "$(cat "$T/theirs.stats")" = keep ]
+fi
+
+# --- C. configuration mistakes -------------------------------------------------
+
+# mkcnf FILE [KEY = VALUE lines...]: default + chapoly (this module), activated.
+mkcnf() {
+    _f=$1
+    shift
+    {
+        printf 'openssl_conf = openssl_init\n[openssl_init]\nproviders = provider_sect\n'
+        printf '[provider_sect]\ndefault = default_sect\nchapoly = chapoly_sect\n'
+        printf '[default_sect]\nactivate = 1\n[chapoly_sect]\nmodule = %s\nactivate = 1\n' "$MODULE"
+        for l in "$@"; do printf '%s\n' "$l"; done
+    } > "$_f"
+}
+# listp NAME CONF: `openssl list -providers` under CONF; out/err in $T/NAME.*
+listp() {
+    OPENSSL_CONF=$2 bounded 30 "$OSSL" list -providers > "$T/$1.out" 2> "$T/$1.err"
+}
+active() {
+    awk '/^  [^ ]/ { inblk = ($1 == "chapoly") } inblk' "$T/$1.out" | grep -q 'status: active'
+}
+
+mkcnf "$T/good.cnf" "stats = TRUE" "kernel = portable"
+listp good "$T/good.cnf"
+check "valid config: list -providers runs" [ $? -eq 0 ]
+check "valid config: chapoly active" active good
+check "valid config (stats = TRUE, kernel = portable): nothing on stderr" empty "$T/good.err"
+mkcnf "$T/good2.cnf" "stats = off" "kernel = best"
+listp good2 "$T/good2.cnf"
+check "valid config (stats = off, kernel = best): nothing on stderr" empty "$T/good2.err"
+
+mkcnf "$T/key.cnf" "statz = 1" "stats = 1"
+CHAPOLY_STATS_FILE=$T/key.stats listp key "$T/key.cnf"
+check "unknown key: list -providers runs" [ $? -eq 0 ]
+check "unknown key: chapoly active" active key
+check "unknown key: stderr names \"statz\" once" lines 1 'chapoly: unknown key "statz" in config section [chapoly_sect]' "$T/key.err"
+check "unknown key: nothing else on stderr" [ "$(wc -l < "$T/key.err")" -eq 1 ]
+check "unknown key: the other keys still apply (stats = 1 wrote the file)" \
+    grep -q '^chapoly-aead-messages=0 chapoly-tls-records=0$' "$T/key.stats"
+
+mkcnf "$T/kern.cnf" "kernel = avx521"
+listp kern "$T/kern.cnf"
+check "unknown kernel: list -providers runs" [ $? -eq 0 ]
+check "unknown kernel: chapoly active" active kern
+check "unknown kernel: stderr says so once, naming the key and the known levels" lines 1 \
+    'chapoly: config key "kernel": unknown kernel level "avx521" (known: best, portable, avx2, avx512vl, avx512)' \
+    "$T/kern.err"
+check "unknown kernel: not called unavailable on this CPU" lines 0 'not available' "$T/kern.err"
+
+mkcnf "$T/stats.cnf" "stats = maybe"
+CHAPOLY_STATS_FILE=$T/maybe.stats listp stats "$T/stats.cnf"
+check "bad stats value: list -providers runs" [ $? -eq 0 ]
+check "bad stats value: chapoly active" active stats
+check "bad stats value: stderr names the key and the value once" lines 1 \
+    'chapoly: config key "stats": unrecognised value "maybe"' "$T/stats.err"
+check "bad stats value: treated as off (no stats file)" absent "$T/maybe.stats"
+
+mkcnf "$T/nostats.cnf"
+CHAPOLY_STATS_FILE=$T/nostats.stats listp nostats "$T/nostats.cnf"
+check "config without stats: no stats file" absent "$T/nostats.stats"
+mkcnf "$T/stats1.cnf" "stats = 1"
+CHAPOLY_STATS_FILE=$T/stats1.stats listp stats1 "$T/stats1.cnf"
+check "config stats = 1: the stats file is written" \
+    grep -q '^chapoly-aead-messages=0 chapoly-tls-records=0$' "$T/stats1.stats"
+
+CHAPOLY_KERNEL=avx521 bounded 30 "$OSSL" list -providers -provider-path "$MODS" \
+    -provider chapoly > "$T/envk.out" 2> "$T/envk.err"
+check "CHAPOLY_KERNEL=avx521: list -providers runs" [ $? -eq 0 ]
+check "CHAPOLY_KERNEL=avx521: chapoly active" active envk
+check "CHAPOLY_KERNEL=avx521: stderr names the variable and the level" lines 1 \
+    'chapoly: CHAPOLY_KERNEL: unknown kernel level "avx521" (known: best' "$T/envk.err"
+CHAPOLY_KERNEL=avx521 seal --two-contexts > /dev/null 2> "$T/twice.err"
+check "two chapoly instances: deploy_seal runs" [ $? -eq 0 ]
+check "two chapoly instances: the unknown level is reported once per process" \
+    lines 1 'unknown kernel level "avx521"' "$T/twice.err"
+CHAPOLY_STATS=maybe seal > /dev/null 2> "$T/envs.err"
+check "CHAPOLY_STATS=maybe: reported, naming the variable" \
+    lines 1 'chapoly: CHAPOLY_STATS: unrecognised value "maybe"' "$T/envs.err"
+
+# --- D. buildinfo names the kernel level ----------------------------------------
+
+# binfo: the chapoly block's "build info" line of list -providers -verbose
+binfo() {
+    "$OSSL" list -providers -verbose -provider-path "$MODS" -provider chapoly 2> /dev/null |
+        awk '/^  [^ ]/ { inblk = ($1 == "chapoly") } inblk && /build info:/'
+}
+b=$(binfo)
+check "buildinfo names the best level '$BEST' ($b)" \
+    eval 'case $b in *"kernel $BEST: "*) true ;; *) false ;; esac'
+for lv in portable:'portable C' avx2:'AVX2 BMI2' avx512vl:'AVX-512F/VL/BW/DQ' avx512:'AVX-512F/VL/BW/DQ'; do
+    level=${lv%%:*}
+    feat=${lv#*:}
+    if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] && ! "$CHAPOLY_LEVEL_PROBE" "$level" > /dev/null; then
+        continue
+    fi
+    b=$(CHAPOLY_KERNEL=$level binfo)
+    check "CHAPOLY_KERNEL=$level: buildinfo says 'kernel $level: ...$feat' ($b)" \
+        eval 'case $b in *"kernel $level: "*"$feat"*) true ;; *) false ;; esac'
+done
+
+# --- E. no build paths in error lines -------------------------------------------
+
+"$OSSL" mac -provider-path "$MODS" -provider chapoly -macopt hexkey:00 POLY1305 \
+    < /dev/null > /dev/null 2> "$T/macerr"
+check "a 1-byte POLY1305 key is refused" [ $? -ne 0 ]
+check "the error line names chapoly's source file relative to the tree" \
+    grep -q ':provider/macs/poly1305_mac\.c:[0-9]' "$T/macerr"
+check "the error line does not contain the source directory $SRC" lines 0 "$SRC/" "$T/macerr"
+
+# --- B. setuid root, run by nobody -------------------------------------------------
+
+skip=
+if [ "$(id -u)" != 0 ]; then
+    skip="not root (the setuid checks need root to make a setuid-root copy)"
+elif ! command -v setpriv > /dev/null 2>&1; then
+    skip="setpriv not found (util-linux)"
+elif ! id nobody > /dev/null 2>&1; then
+    skip="no user nobody"
+else
+    NGROUP=$(id -gn nobody)
+    asnobody() { bounded 30 setpriv --reuid=nobody --regid="$NGROUP" --clear-groups "$@"; }
+    # A directory where a setuid-root copy of id(1) run by nobody reports
+    # euid 0: the file system honours setuid and nobody can reach it.
+    for base in ${BUILD:+"$BUILD"} "${TMPDIR:-/tmp}" /var/tmp; do
+        [ -d "$base" ] || continue
+        S=$(mktemp -d "$base/chapoly-suid.XXXXXX") || { S=; continue; }
+        chmod 755 "$S"
+        cp "$(command -v id)" "$S/probe" && chown root:root "$S/probe" && chmod 4755 "$S/probe"
+        if [ "$(asnobody "$S/probe" -u 2> /dev/null)" = 0 ]; then
+            break
+        fi
+        rm -rf "$S"
+        S=
+    done
+    [ -n "$S" ] || skip="no directory where a setuid-root program run by nobody gets euid 0 (nosuid mounts, or paths nobody cannot traverse)"
+fi
+if [ -z "$skip" ]; then
+    cp "$SEAL" "$S/deploy_seal"
+    chown root:root "$S/deploy_seal"
+    chmod 4755 "$S/deploy_seal"
+    mkdir "$S/rootonly"
+    chmod 700 "$S/rootonly"
+    asnobody sh -c ": > '$S/rootonly/by-nobody'" 2> /dev/null
+    check "setup: nobody cannot create files in the root-only directory" absent "$S/rootonly/by-nobody"
+
+    CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$S/rootonly/stats \
+        asnobody "$S/deploy_seal" "$MODS" > "$T/suid.out" 2> "$T/suid.err"
+    rc=$?
+    check "setuid as nobody: deploy_seal loads chapoly and seals (exit $rc)" [ $rc -eq 0 ]
+    [ $rc -eq 0 ] || sed 's/^/  /' "$T/suid.err" >&2
+    check "setuid as nobody: CHAPOLY_STATS_FILE in a root-only directory not created" \
+        absent "$S/rootonly/stats"
+    check "setuid as nobody: nothing on stderr" empty "$T/suid.err"
+
+    # Control: the same copy run by root itself does write there.
+    CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$S/rootonly/control \
+        "$S/deploy_seal" "$MODS" > /dev/null 2>&1
+    check "control: run by root, the same program writes the stats file" \
+        grep -q "$STATLINE" "$S/rootonly/control"
+
+    # The kernel level and config diagnostics from the environment are ignored too.
+    if [ "$BEST" != portable ]; then
+        CHAPOLY_KERNEL=portable seal > "$T/k.out" 2> /dev/null
+        check "control: CHAPOLY_KERNEL=portable applies to a normal process" \
+            grep -q '^chapoly-kernel: portable$' "$T/k.out"
+        CHAPOLY_KERNEL=portable asnobody "$S/deploy_seal" "$MODS" \
+            > "$T/k.out" 2> /dev/null
+        check "setuid as nobody: CHAPOLY_KERNEL ignored (level $(sed -n 's/^chapoly-kernel: //p' "$T/k.out"), best $BEST)" \
+            grep -q "^chapoly-kernel: $BEST\$" "$T/k.out"
+    fi
+    CHAPOLY_KERNEL=avx521 CHAPOLY_STATS=maybe asnobody "$S/deploy_seal" "$MODS" \
+        > /dev/null 2> "$T/k.err"
+    check "setuid as nobody: bad CHAPOLY_KERNEL/CHAPOLY_STATS ignored, nothing printed" empty "$T/k.err"
+fi
+
+echo "test_deploy.sh: $((pass + fail)) checks"
+echo "$pass passed, $fail failed"
+if [ "$fail" -ne 0 ] || [ "$pass" -eq 0 ]; then
+    exit 1
+fi
+if [ -n "$skip" ]; then
+    echo "setuid checks skipped: $skip"
+    exit 77
+fi
+exit 0
