@@ -76,6 +76,13 @@ extern const OSSL_DISPATCH chapoly_xchacha20_poly1305_functions[];
 extern const OSSL_DISPATCH chapoly_chacha20_functions[];
 extern const OSSL_DISPATCH chapoly_poly1305_mac_functions[];
 
+/* Numeric parameters with NULL data never reach libcrypto's helpers (params.c). */
+int chapoly_param_get_size_t(const OSSL_PARAM *p, size_t *v);
+int chapoly_param_set_size_t(OSSL_PARAM *p, size_t v);
+int chapoly_param_set_int(OSSL_PARAM *p, int v);
+int chapoly_param_set_uint(OSSL_PARAM *p, unsigned int v);
+int chapoly_param_set_uint64(OSSL_PARAM *p, uint64_t v);
+
 /*
  * Shared answer to a cipher's algorithm get_params (the constants the
  * default provider reports; EVP caches them at fetch time).

@@ -94,18 +94,18 @@ static int chapoly_get_params(void *provctx, OSSL_PARAM params[])
     if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->buildinfo))
         return 0;
     p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
-    if (p != NULL && !OSSL_PARAM_set_int(p, 1))
+    if (p != NULL && !chapoly_param_set_int(p, 1))
         return 0;
     p = OSSL_PARAM_locate(params, PARAM_KERNEL);
     if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->k->name))
         return 0;
     p = OSSL_PARAM_locate(params, PARAM_AEAD_MESSAGES);
     if (p != NULL &&
-        !OSSL_PARAM_set_uint64(p, __atomic_load_n(&pc->aead_messages, __ATOMIC_RELAXED)))
+        !chapoly_param_set_uint64(p, __atomic_load_n(&pc->aead_messages, __ATOMIC_RELAXED)))
         return 0;
     p = OSSL_PARAM_locate(params, PARAM_TLS_RECORDS);
     if (p != NULL &&
-        !OSSL_PARAM_set_uint64(p, __atomic_load_n(&pc->tls_records, __ATOMIC_RELAXED)))
+        !chapoly_param_set_uint64(p, __atomic_load_n(&pc->tls_records, __ATOMIC_RELAXED)))
         return 0;
     return 1;
 }

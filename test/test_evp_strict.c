@@ -688,6 +688,34 @@ static void compare_alg_params(const char *name, EVP_CIPHER *ours, EVP_CIPHER *r
          "%s: nid %d, default %d", name, EVP_CIPHER_get_nid(ours), EVP_CIPHER_get_nid(ref));
 }
 
+/*
+ * Algorithm parameters asked for with NULL data in every numeric type: a
+ * size query for each, never a crash.
+ */
+static void test_alg_params_null_data(const char *name, EVP_CIPHER *c)
+{
+    static const char *const keys[] = {
+        OSSL_CIPHER_PARAM_MODE, OSSL_CIPHER_PARAM_KEYLEN, OSSL_CIPHER_PARAM_IVLEN,
+        OSSL_CIPHER_PARAM_BLOCK_SIZE, OSSL_CIPHER_PARAM_AEAD, OSSL_CIPHER_PARAM_CUSTOM_IV,
+        OSSL_CIPHER_PARAM_CTS, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK, OSSL_CIPHER_PARAM_HAS_RAND_KEY
+    };
+    static const unsigned types[] = { OSSL_PARAM_INTEGER, OSSL_PARAM_UNSIGNED_INTEGER,
+                                      OSSL_PARAM_REAL };
+
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+            OSSL_PARAM p[2] = { { keys[k], types[t], NULL, 8, OSSL_PARAM_UNMODIFIED },
+                                OSSL_PARAM_END };
+
+            T_ACCEPT(EVP_CIPHER_get_params(c, p), "%s: get %s (type %u) with NULL data", name,
+                     keys[k], types[t]);
+            T_OK(p[0].return_size != OSSL_PARAM_UNMODIFIED && p[0].return_size != 0,
+                 "%s: get %s (type %u) with NULL data: no size answered", name, keys[k],
+                 types[t]);
+        }
+    }
+}
+
 static void test_alg_params(void)
 {
     compare_alg_params("ChaCha20-Poly1305", aeads[0].ours, aeads[0].ref, 1);
@@ -1332,6 +1360,9 @@ int main(void)
     test_gettable_lists();
     test_mac_outsize();
     test_alg_params();
+    test_alg_params_null_data("ChaCha20-Poly1305", aeads[0].ours);
+    test_alg_params_null_data("XChaCha20-Poly1305", aeads[1].ours);
+    test_alg_params_null_data("ChaCha20", cc_ours);
 
     EVP_CIPHER_free(aeads[0].ours);
     EVP_CIPHER_free(aeads[0].ref);

@@ -281,6 +281,30 @@ static void test_procedural(void)
     T_OK(total(ref, dref) && memcmp(dref, want, 16) == 0, "default \"total\" check");
 }
 
+/* The size asked for with NULL data in every numeric type: a size query, never a crash. */
+static void test_null_param_data(void)
+{
+    static const unsigned types[] = { OSSL_PARAM_INTEGER, OSSL_PARAM_UNSIGNED_INTEGER,
+                                      OSSL_PARAM_REAL };
+    EVP_MAC_CTX *mc = EVP_MAC_CTX_new(ours);
+
+    T_OK(mc != NULL, "EVP_MAC_CTX_new");
+    for (size_t t = 0; mc != NULL && t < sizeof(types) / sizeof(types[0]); t++) {
+        size_t want = types[t] == OSSL_PARAM_REAL ? sizeof(double) : sizeof(size_t);
+        OSSL_PARAM p[2] = { { OSSL_MAC_PARAM_SIZE, types[t], NULL, want, OSSL_PARAM_UNMODIFIED },
+                            OSSL_PARAM_END };
+
+        T_OK(EVP_MAC_get_params(ours, p) == 1 && p[0].return_size == want,
+             "EVP_MAC_get_params size (type %u) with NULL data: return_size %zu", types[t],
+             p[0].return_size);
+        p[0].return_size = OSSL_PARAM_UNMODIFIED;
+        T_OK(EVP_MAC_CTX_get_params(mc, p) == 1 && p[0].return_size == want,
+             "EVP_MAC_CTX_get_params size (type %u) with NULL data: return_size %zu", types[t],
+             p[0].return_size);
+    }
+    EVP_MAC_CTX_free(mc);
+}
+
 int main(void)
 {
     t_setup();
@@ -291,6 +315,7 @@ int main(void)
         test_dup();
         test_key_rules();
         test_procedural();
+        test_null_param_data();
     }
     EVP_MAC_free(ours);
     EVP_MAC_free(ref);

@@ -199,6 +199,38 @@ static void check_counting(OSSL_LIB_CTX *lc, OSSL_PROVIDER *prov, const char *wh
 
 /* ---------------------------------------------------------------------- */
 
+/*
+ * Every provider parameter asked for with NULL data, in every type: a size
+ * query that must not crash (libcrypto 3.0's OSSL_PARAM_set_* write through
+ * the NULL data of a REAL parameter unless the provider keeps it away).
+ */
+static void test_params_null_data(void)
+{
+    static const char *const keys[] = { OSSL_PROV_PARAM_NAME, OSSL_PROV_PARAM_VERSION,
+                                        OSSL_PROV_PARAM_BUILDINFO, OSSL_PROV_PARAM_STATUS,
+                                        "chapoly-kernel", "chapoly-aead-messages",
+                                        "chapoly-tls-records" };
+    static const unsigned types[] = { OSSL_PARAM_INTEGER, OSSL_PARAM_UNSIGNED_INTEGER,
+                                      OSSL_PARAM_REAL, OSSL_PARAM_UTF8_PTR };
+
+    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+        for (size_t t = 0; t < sizeof(types) / sizeof(types[0]); t++) {
+            OSSL_PARAM p[2] = { { keys[k], types[t], NULL, 8, OSSL_PARAM_UNMODIFIED },
+                                OSSL_PARAM_END };
+
+            ERR_set_mark();
+            (void)OSSL_PROVIDER_get_params(t_prov, p); /* a type mismatch may fail; no crash */
+            ERR_pop_to_mark();
+            if (types[t] == OSSL_PARAM_REAL && k >= 3 && k != 4) /* the numeric ones */
+                T_OK(p[0].return_size == sizeof(double),
+                     "provider param %s as a REAL size query: return_size %zu", keys[k],
+                     p[0].return_size);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------------- */
+
 static void test_params(void)
 {
     char *name = NULL, *version = NULL, *buildinfo = NULL, *kernel = NULL;
@@ -528,6 +560,7 @@ int main(void)
     t_rand_bytes(pt, sizeof(pt));
 
     test_params();
+    test_params_null_data();
     test_tables();
     test_stats_off();
     test_stats_env();

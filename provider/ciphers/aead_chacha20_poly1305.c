@@ -706,29 +706,6 @@ static const OSSL_PARAM *xchacha20_poly1305_settable_ctx_params(void *cctx, void
 }
 
 /*
- * libcrypto 3.0's OSSL_PARAM_get_* read through p->data without checking it
- * for NULL (every numeric type), and OSSL_PARAM_set_* write through it for
- * OSSL_PARAM_REAL: these two keep such parameters away from them.
- */
-static int take_size(const OSSL_PARAM *p, size_t *v)
-{
-    if (p->data == NULL) {
-        CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "%s has NULL data", p->key);
-        return 0;
-    }
-    return OSSL_PARAM_get_size_t(p, v);
-}
-
-static int put_size(OSSL_PARAM *p, size_t v)
-{
-    if (p->data == NULL && p->data_type == OSSL_PARAM_REAL) {
-        p->return_size = sizeof(double); /* a size query, as for the integer types */
-        return 1;
-    }
-    return OSSL_PARAM_set_size_t(p, v);
-}
-
-/*
  * One pass over the caller's array with a switch on the first character:
  * "ivlen" is asked for twice per TLS 1.3 record, so no OSSL_PARAM_locate
  * chains on the hot path.
@@ -743,15 +720,15 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
         switch (p->key[0]) {
         case 'i':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0)
-                ok = put_size(p, c->ivlen);
+                ok = chapoly_param_set_size_t(p, c->ivlen);
             break;
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0)
-                ok = put_size(p, AEAD_KEYLEN);
+                ok = chapoly_param_set_size_t(p, AEAD_KEYLEN);
             break;
         case 't':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAGLEN) == 0) {
-                ok = put_size(p, c->tag_len);
+                ok = chapoly_param_set_size_t(p, c->tag_len);
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAG) == 0) {
                 if (p->data_type != OSSL_PARAM_OCTET_STRING) {
                     CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "tag must be an octet string");
@@ -773,7 +750,7 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                 p->return_size = p->data_size;
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) == 0 &&
                        c->ivlen == CHACHA_IVLEN) { /* XChaCha has no TLS record mode */
-                ok = put_size(p, AEAD_TAGLEN);
+                ok = chapoly_param_set_size_t(p, AEAD_TAGLEN);
             }
             break;
         }
@@ -829,8 +806,8 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         switch (p->key[0]) {
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-                if (!take_size(p, &v) || v != AEAD_KEYLEN) {
-                    if (p->data != NULL) /* else take_size said why */
+                if (!chapoly_param_get_size_t(p, &v) || v != AEAD_KEYLEN) {
+                    if (p->data != NULL) /* else it said why */
                         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                     return 0;
                 }
@@ -838,8 +815,8 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
             break;
         case 'i':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
-                if (!take_size(p, &v) || v != c->ivlen) {
-                    if (p->data != NULL) /* else take_size said why */
+                if (!chapoly_param_get_size_t(p, &v) || v != c->ivlen) {
+                    if (p->data != NULL) /* else it said why */
                         CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only %zu-byte IVs", c->ivlen);
                     return 0;
                 }

@@ -188,38 +188,15 @@ static const OSSL_PARAM *chacha20_settable_ctx_params(void *cctx, void *provctx)
     return chacha20_known_ctx;
 }
 
-/*
- * libcrypto 3.0's OSSL_PARAM_get_* read through p->data without checking it
- * for NULL (every numeric type), and OSSL_PARAM_set_* write through it for
- * OSSL_PARAM_REAL: these two keep such parameters away from them.
- */
-static int take_size(const OSSL_PARAM *p, size_t *v)
-{
-    if (p->data == NULL) {
-        CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "%s has NULL data", p->key);
-        return 0;
-    }
-    return OSSL_PARAM_get_size_t(p, v);
-}
-
-static int put_size(OSSL_PARAM *p, size_t v)
-{
-    if (p->data == NULL && p->data_type == OSSL_PARAM_REAL) {
-        p->return_size = sizeof(double); /* a size query, as for the integer types */
-        return 1;
-    }
-    return OSSL_PARAM_set_size_t(p, v);
-}
-
 static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
     (void)vctx;
     for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
-            if (!put_size(p, CHACHA20_IVLEN))
+            if (!chapoly_param_set_size_t(p, CHACHA20_IVLEN))
                 goto err;
         } else if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-            if (!put_size(p, CHACHA20_KEYLEN))
+            if (!chapoly_param_set_size_t(p, CHACHA20_KEYLEN))
                 goto err;
         }
     }
@@ -236,14 +213,14 @@ static int chacha20_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     (void)vctx;
     for (const OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-            if (!take_size(p, &v) || v != CHACHA20_KEYLEN) {
-                if (p->data != NULL) /* else take_size said why */
+            if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_KEYLEN) {
+                if (p->data != NULL) /* else it said why */
                     CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                 return 0;
             }
         } else if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
-            if (!take_size(p, &v) || v != CHACHA20_IVLEN) {
-                if (p->data != NULL) /* else take_size said why */
+            if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_IVLEN) {
+                if (p->data != NULL) /* else it said why */
                     CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only 16-byte IVs");
                 return 0;
             }

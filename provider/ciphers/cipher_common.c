@@ -29,31 +29,31 @@ int chapoly_cipher_get_params(OSSL_PARAM params[], size_t keylen, size_t ivlen,
 
     /* mode 0 = EVP_CIPH_STREAM_CIPHER; libssl relies on it not being GCM/CCM. */
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_MODE);
-    if (p != NULL && !OSSL_PARAM_set_uint(p, 0))
+    if (p != NULL && !chapoly_param_set_uint(p, 0))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_KEYLEN);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, keylen))
+    if (p != NULL && !chapoly_param_set_size_t(p, keylen))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_IVLEN);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, ivlen))
+    if (p != NULL && !chapoly_param_set_size_t(p, ivlen))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_BLOCK_SIZE);
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, 1))
+    if (p != NULL && !chapoly_param_set_size_t(p, 1))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD);
-    if (p != NULL && !OSSL_PARAM_set_int(p, aead))
+    if (p != NULL && !chapoly_param_set_int(p, aead))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_CUSTOM_IV);
-    if (p != NULL && !OSSL_PARAM_set_int(p, 1))
+    if (p != NULL && !chapoly_param_set_int(p, 1))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_CTS);
-    if (p != NULL && !OSSL_PARAM_set_int(p, 0))
+    if (p != NULL && !chapoly_param_set_int(p, 0))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK);
-    if (p != NULL && !OSSL_PARAM_set_int(p, 0))
+    if (p != NULL && !chapoly_param_set_int(p, 0))
         goto err;
     p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_HAS_RAND_KEY);
-    if (p != NULL && !OSSL_PARAM_set_int(p, 0))
+    if (p != NULL && !chapoly_param_set_int(p, 0))
         goto err;
     return 1;
 err:

@@ -161,7 +161,7 @@ static int poly_get_params(OSSL_PARAM params[])
 {
     OSSL_PARAM *p = OSSL_PARAM_locate(params, OSSL_MAC_PARAM_SIZE);
 
-    if (p != NULL && !OSSL_PARAM_set_size_t(p, POLY_TAGLEN)) {
+    if (p != NULL && !chapoly_param_set_size_t(p, POLY_TAGLEN)) {
         CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "size");
         return 0;
     }
