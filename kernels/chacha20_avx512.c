@@ -36,20 +36,13 @@ void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
 void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
                             const uint32_t key[8], const uint32_t ctr_nonce[4]);
 
-
 /*
- * One block goes to the scalar portable kernel. clang 14 leaves copies of
- * the key in that kernel's frames (gcc 12 does not); overwrite the stack
- * just below the caller's frame, where those frames were, afterwards.
- * They total about 0x180 bytes.
+ * One block goes to the scalar portable kernel, which scrubs its own
+ * frames before it returns (chacha20_portable.c). A scrub here would come
+ * too late and too high: below this level's large, realigned frame the
+ * portable frames lie deeper than a scrub called after that frame is
+ * popped (a tail call) reaches, so the round state survived it.
  */
-static __attribute__((noinline)) void scrub_stack_512(void)
-{
-    uint8_t area[512];
-
-    chapoly_wipe(area, sizeof(area));
-    __asm__ volatile("" : : "r"(area) : "memory");
-}
 
 /* Whole 16-block column batches: len is a multiple of 1024, > 0. */
 CHAPOLY_INLINE void cols16_full_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
@@ -267,7 +260,6 @@ void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
 {
     if (len <= 64) { /* one block: see the header comment */
         chacha20_xor_portable(out, in, len, key, ctr_nonce);
-        scrub_stack_512();
         return;
     }
     chacha20_xor_zmm(NULL, out, in, len, key, ctr_nonce);
@@ -289,7 +281,6 @@ void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, siz
         for (int i = 0; i < 16; i++)
             store32_le(kb + 4 * i, w[i]);
         chapoly_wipe(w, sizeof(w));
-        scrub_stack_512();
         return;
     }
     chacha20_xor_zmm(kb, (uint8_t *)((uintptr_t)out - 64),
@@ -531,7 +522,6 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
 {
     if (len <= 64) { /* one block: see the header comment */
         chacha20_xor_portable(out, in, len, key, ctr_nonce);
-        scrub_stack_512();
         return;
     }
     uint32_t cn[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };

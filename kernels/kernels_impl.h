@@ -58,6 +58,54 @@ CHAPOLY_INLINE uint64_t value_barrier_u64(uint64_t v)
     return v;
 }
 
+/*
+ * Dead-stack scrub. Spill slots of a kernel's frame (round state, key
+ * words) stay on the stack after it returns, and nothing overwrites them.
+ * A kernel whose frame may hold such words runs its work in an out-of-line
+ * function and then calls a scrub defined with CHAPOLY_DEFINE_SCRUB(name,
+ * bytes): called at the depth of that call, the scrub's own array lies where
+ * the frame was, and it zeroes 'bytes' of it (a multiple of 16) with aligned
+ * 16-byte stores, unrolled. Not ASan-instrumented (redzones would move the
+ * array away from the frame). Keep the calling function free of a large
+ * frame of its own: the scrub may become a tail call made after that frame
+ * is popped, which lifts it by the frame's size. test_secrets checks the
+ * dead stack after every kernel call.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define CHAPOLY_NOINLINE __attribute__((noinline))
+#define CHAPOLY_SCRUB_FN static __attribute__((noinline, no_sanitize_address)) void
+#else
+#define CHAPOLY_NOINLINE
+#define CHAPOLY_SCRUB_FN static void
+#endif
+
+CHAPOLY_INLINE void chapoly_scrub_words(uint64_t *p, size_t n)
+{
+#if defined(__clang__)
+#pragma unroll
+#elif defined(__GNUC__)
+#pragma GCC unroll 128
+#endif
+#if defined(__GNUC__) || defined(__clang__)
+    for (size_t i = 0; i < n; i += 2) {
+        p[i] = 0;
+        p[i + 1] = 0;
+        /* per pair: a bare loop becomes a memset call or rep stos */
+        __asm__ volatile("" : : "r"(p + i) : "memory");
+    }
+#else
+    chapoly_wipe(p, n * sizeof(*p)); /* stores the optimiser must keep */
+#endif
+}
+
+#define CHAPOLY_DEFINE_SCRUB(name, bytes)             \
+    CHAPOLY_SCRUB_FN name(void)                       \
+    {                                                 \
+        _Alignas(16) uint64_t area[(bytes) / 8];      \
+                                                      \
+        chapoly_scrub_words(area, (bytes) / 8);       \
+    }
+
 /* ---- portable level (always built) ---- */
 void chacha20_xor_portable(uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
