@@ -10,6 +10,10 @@
  * each EVP POLY1305 and AEAD call, the stack below the caller is scanned
  * for the key-derived 64-bit words (r0, r1 clamped and not, 5 r1 / 4, the
  * s half, the accumulator tag - s, the AEAD's one-time and ChaCha20 keys).
+ * And after each ChaCha20 kernel call of the level (chacha20_xor at lengths
+ * that pick each shape, chacha20_xor_kb, hchacha20) for 32-bit words: the
+ * key words, every state word after the rounds and before the feed-forward
+ * (that minus the keystream gives the key back) and the HChaCha20 subkey.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +221,25 @@ struct word {
 static struct word words[NWORDS];
 static size_t nwords;
 
+/*
+ * 32-bit secret words (ChaCha20 is a 32-bit cipher), looked for at every
+ * byte offset too. A random 32-bit word matches about 64K / 2^32 of the
+ * time per scan: rare enough, and the PRNG is deterministic. Zero is never
+ * listed: the scanned region is zeroed before the call.
+ */
+#define NWORDS32 1024
+static struct word words32[NWORDS32];
+static size_t nwords32;
+
+static void add_word32_idx(uint32_t w, const char *what, int idx)
+{
+    if (w != 0 && nwords32 < NWORDS32) {
+        words32[nwords32].v = w;
+        words32[nwords32].what = what;
+        words32[nwords32++].idx = idx;
+    }
+}
+
 static void add_word_idx(uint64_t w, const char *what, int idx)
 {
     if (nwords < NWORDS) {
@@ -315,6 +338,15 @@ static T_NOASAN const struct word *stack_scan(void)
         if (w != NULL)
             return w;
     }
+    for (size_t i = 0; nwords32 > 0 && i + 4 <= sizeof(area); i++) {
+        struct word key;
+        uint32_t v;
+        memcpy(&v, area + i, 4);
+        key.v = v;
+        const struct word *w = bsearch(&key, words32, nwords32, sizeof(words32[0]), word_cmp);
+        if (w != NULL)
+            return w;
+    }
     return NULL;
 }
 
@@ -326,7 +358,9 @@ static void check_op(stack_op op, void *arg, const char *what)
     char found[96] = "";
 
     T_OK(nwords < NWORDS, "%s: more secret words than the list holds", what);
+    T_OK(nwords32 < NWORDS32, "%s: more secret 32-bit words than the list holds", what);
     qsort(words, nwords, sizeof(words[0]), word_cmp);
+    qsort(words32, nwords32, sizeof(words32[0]), word_cmp);
     stack_clear();
     call_deep(op, arg);
     const struct word *w = stack_scan();
@@ -347,6 +381,18 @@ static T_NOASAN void plant_op(void *arg)
     (void)arg;
     w[1] = planted;
     __asm__ volatile("" : : "r"(w) : "memory");
+}
+
+/* The same for a 32-bit word at an odd offset. */
+static uint32_t planted32;
+static T_NOASAN void plant32_op(void *arg)
+{
+    volatile uint8_t b[16];
+
+    (void)arg;
+    for (int i = 0; i < 4; i++)
+        b[5 + i] = (uint8_t)(planted32 >> (8 * i));
+    __asm__ volatile("" : : "r"(b) : "memory");
 }
 
 /* ---- kernel table calls ---- */
@@ -441,6 +487,191 @@ static void kernel_poly_stack(const chapoly_kernels *k)
         check_op(kernel_op, &o, what);
         T_EQ_MEM(ktag, tag, 16, "kernel tag after %zu + %zu blocks", n1, n2);
     }
+}
+
+/* ---- ChaCha20 kernel calls ---- */
+static uint32_t ckey[8], ccn[4];
+static uint8_t cin[2048], cout[2048], ckb[64], chkey[32], chnonce[16], csub[32];
+
+struct cop {
+    const chapoly_kernels *k;
+    int which; /* 0 chacha20_xor, 1 chacha20_xor_kb, 2 hchacha20 */
+    size_t len;
+};
+
+static void chacha_op(void *arg)
+{
+    const struct cop *o = arg;
+
+    if (o->which == 0)
+        o->k->chacha20_xor(cout, cin, o->len, ckey, ccn);
+    else if (o->which == 1)
+        o->k->chacha20_xor_kb(ckb, cout, cin, o->len, ckey, ccn);
+    else
+        o->k->hchacha20(csub, chkey, chnonce);
+}
+
+/* Reference ChaCha20 rounds (RFC 8439 2.3), in the test: no kernel code. */
+#define T_ROTL(v, c) (((v) << (c)) | ((v) >> (32 - (c))))
+#define T_QR(a, b, c, d)                                    \
+    do {                                                    \
+        a += b; d ^= a; d = T_ROTL(d, 16);                  \
+        c += d; b ^= c; b = T_ROTL(b, 12);                  \
+        a += b; d ^= a; d = T_ROTL(d, 8);                   \
+        c += d; b ^= c; b = T_ROTL(b, 7);                   \
+    } while (0)
+
+static void ref_rounds(uint32_t x[16])
+{
+    for (int i = 0; i < 10; i++) {
+        T_QR(x[0], x[4], x[8], x[12]);
+        T_QR(x[1], x[5], x[9], x[13]);
+        T_QR(x[2], x[6], x[10], x[14]);
+        T_QR(x[3], x[7], x[11], x[15]);
+        T_QR(x[0], x[5], x[10], x[15]);
+        T_QR(x[1], x[6], x[11], x[12]);
+        T_QR(x[2], x[7], x[8], x[13]);
+        T_QR(x[3], x[4], x[9], x[14]);
+    }
+}
+
+static void ref_init(uint32_t s[16], const uint32_t key[8], uint32_t ctr, const uint32_t n[3])
+{
+    s[0] = 0x61707865;
+    s[1] = 0x3320646e;
+    s[2] = 0x79622d32;
+    s[3] = 0x6b206574;
+    for (int i = 0; i < 8; i++)
+        s[4 + i] = key[i];
+    s[12] = ctr;
+    for (int i = 0; i < 3; i++)
+        s[13 + i] = n[i];
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+/*
+ * Block 'ctr' of (ckey, ccn): its state words after the rounds go on the
+ * 32-bit list (index b * 16 + word), its keystream to ks.
+ */
+static void ref_block_words(uint32_t ctr, int b, uint8_t ks[64])
+{
+    uint32_t s[16], x[16];
+
+    ref_init(s, ckey, ctr, ccn + 1);
+    memcpy(x, s, sizeof(x));
+    ref_rounds(x);
+    for (int i = 0; i < 16; i++) {
+        add_word32_idx(x[i], "ChaCha20 state word before the feed-forward", b * 16 + i);
+        uint32_t k = x[i] + s[i];
+        for (int j = 0; j < 4; j++)
+            ks[4 * i + j] = (uint8_t)(k >> (8 * j));
+    }
+}
+
+static void chacha_key_words(void)
+{
+    nwords = 0;
+    nwords32 = 0;
+    for (int i = 0; i < 8; i++)
+        add_word32_idx(ckey[i], "ChaCha20 key word", i);
+}
+
+/* Random key, nonce and counter (near the 2^32 wrap one time in four). */
+static void chacha_fresh(void)
+{
+    t_rand_bytes(ckey, sizeof(ckey));
+    t_rand_bytes(ccn, sizeof(ccn));
+    if ((t_rand64() & 3) == 0)
+        ccn[0] = 0xfffffff0u + (uint32_t)t_rand_below(16);
+    t_rand_bytes(cin, sizeof(cin));
+}
+
+static uint8_t cks[2048 + 64];
+
+/*
+ * Blocks ctr0 .. ctr0 + nb - 1 of (ckey, ccn): keystream to cks, words to
+ * the lists. Computed before the call: stack_clear zeroes what these frames
+ * leave below the caller, so the scan sees only what the kernel leaves.
+ */
+static void ref_blocks(uint32_t ctr0, size_t nb)
+{
+    for (size_t b = 0; b < nb; b++)
+        ref_block_words(ctr0 + (uint32_t)b, (int)b, cks + 64 * b);
+}
+
+static void kernel_chacha_stack(const chapoly_kernels *k)
+{
+    /* one block (the SIMD levels' scalar fallback), rows, columns, tails */
+    static const size_t lens[] = { 1, 63, 64, 65, 200, 600, 2000 };
+    static const size_t kblens[] = { 0, 1, 63, 64, 65, 200, 600, 1984 };
+    char what[96];
+
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        size_t len = lens[i];
+        struct cop o = { k, 0, len };
+        int ok = 1;
+
+        chacha_fresh();
+        chacha_key_words();
+        ref_blocks(ccn[0], (len + 63) / 64);
+        snprintf(what, sizeof(what), "kernel chacha20_xor, %zu bytes", len);
+        check_op(chacha_op, &o, what);
+        for (size_t j = 0; j < len; j++)
+            ok &= cout[j] == (cin[j] ^ cks[j]);
+        T_OK(ok, "%s: output differs from the reference", what);
+    }
+    /* the key block and 0.. blocks after it, as the AEAD calls it */
+    for (size_t i = 0; k->chacha20_xor_kb != NULL && i < sizeof(kblens) / sizeof(kblens[0]); i++) {
+        size_t len = kblens[i];
+        struct cop o = { k, 1, len };
+        int ok = 1;
+
+        chacha_fresh();
+        chacha_key_words();
+        ref_blocks(ccn[0], 1 + (len + 63) / 64);
+        snprintf(what, sizeof(what), "kernel chacha20_xor_kb, %zu bytes", len);
+        check_op(chacha_op, &o, what);
+        ok &= memcmp(ckb, cks, 64) == 0;
+        for (size_t j = 0; j < len; j++)
+            ok &= cout[j] == (cin[j] ^ cks[64 + j]);
+        T_OK(ok, "%s: output differs from the reference", what);
+    }
+    for (int rep = 0; rep < 4; rep++) {
+        struct cop o = { k, 2, 0 };
+        uint32_t x[16], kw[8], n[4], sub[8];
+
+        t_rand_bytes(chkey, sizeof(chkey));
+        t_rand_bytes(chnonce, sizeof(chnonce));
+        nwords = 0;
+        nwords32 = 0;
+        for (int i = 0; i < 8; i++) {
+            kw[i] = le32(chkey + 4 * i);
+            add_word32_idx(kw[i], "HChaCha20 key word", i);
+        }
+        for (int i = 0; i < 4; i++)
+            n[i] = le32(chnonce + 4 * i);
+        ref_init(x, kw, n[0], n + 1);
+        ref_rounds(x);
+        /* all 16 words: the rounds are invertible, any full state is the key */
+        for (int i = 0; i < 16; i++)
+            add_word32_idx(x[i], (i < 4 || i >= 12) ? "HChaCha20 subkey word"
+                                                    : "HChaCha20 state word after the rounds", i);
+        snprintf(what, sizeof(what), "kernel hchacha20 (%d)", rep);
+        check_op(chacha_op, &o, what);
+        for (int i = 0; i < 4; i++) {
+            sub[i] = x[i];
+            sub[4 + i] = x[12 + i];
+        }
+        for (int i = 0; i < 8; i++)
+            T_OK(le32(csub + 4 * i) == sub[i], "hchacha20 subkey word %d", i);
+    }
+    nwords = 0;
+    nwords32 = 0;
 }
 
 /* ---- EVP calls ---- */
@@ -600,11 +831,21 @@ static void stack_tests(void)
     stack_clear();
     call_deep(plant_op, NULL);
     T_OK(stack_scan() != NULL, "self-check: the stack scan missed a planted word");
+    planted32 = (uint32_t)t_rand64() | 0x01010101u;
+    nwords = 0;
+    nwords32 = 0;
+    add_word32_idx(planted32, "planted 32-bit word", -1);
+    stack_clear();
+    call_deep(plant32_op, NULL);
+    T_OK(stack_scan() != NULL, "self-check: the stack scan missed a planted 32-bit word");
+    nwords32 = 0;
 
     const chapoly_kernels *k = chapoly_kernels_by_name(t_kernel());
     T_OK(k != NULL, "kernel table %s", t_kernel());
-    if (k != NULL)
+    if (k != NULL) {
         kernel_poly_stack(k);
+        kernel_chacha_stack(k);
+    }
     evp_mac_stack();
     evp_aead_stack();
     nwords = 0;
