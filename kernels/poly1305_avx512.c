@@ -317,31 +317,50 @@ static void wipe_words(uint64_t *p, size_t n)
 }
 
 /*
- * Dead stack. The scalar paths keep key words and the hash in spill slots
- * (GCC 12: r1 and h words in the red zone of the block loop); the vector
- * paths spill key powers (finish16/finish8 take the lanes from the state:
- * passed by value, they were copied to the stack). So the exported blocks
- * and final run those paths in out-of-line functions and then zero the
- * stack where their frames were, with aligned zmm stores, once per call:
- * SCRUB_SCALAR bytes after the scalar paths (GCC 12 -O3: return address,
- * six saved registers and spills, about 160 bytes), SCRUB_VECTOR after the
- * vector ones (run16 + finish16: about 600 bytes below the caller, 64-byte
- * realignment included). test_secrets checks the dead stack after every
- * path; it fails with SCRUB_VECTOR 64.
+ * Dead stack. The vector paths spill key powers (finish16/finish8 take the
+ * lanes from the state: passed by value, they were copied to the stack), so
+ * after them the exported blocks and final zero SCRUB_VECTOR bytes below
+ * their own stack pointer, where those frames were (run16 + finish16: about
+ * 600 bytes, 64-byte realignment included), with zmm16 stores in inline
+ * asm: no call, and zmm16..31 leave no dirty upper state (zero_zmm16_31
+ * runs next anyway). Below the stack pointer is dead: a signal handler
+ * arriving meanwhile can only write more there; the asm lowers the stack
+ * pointer over the area first all the same (valgrind flags stores below
+ * it). The stores are 64-byte aligned, from the first 64-byte boundary at
+ * or below the stack pointer down (like the array of a scrub function):
+ * above it lie only the return address and the callee's saves of this
+ * function's registers, the realigned vector frames lie below it. An
+ * unaligned store covering those bytes too cost 20-40 cycles per call
+ * (the next frames' loads there waited on the split store).
+ *
+ * The scalar paths need no scrub: the block loop is one asm loop whose key words are only memory
+ * operands (sc_blocks_mem), and the final reduction keeps the hash in
+ * registers (checked with objdump for GCC 12 and clang 14). test_secrets
+ * checks the dead stack after every path; it fails with SCRUB_VECTOR 64
+ * and with the C block loop (sc_blocks) without a scrub.
  */
-#define SCRUB_SCALAR 256
 #define SCRUB_VECTOR 1024
+#define ZS1(o) "vmovdqa64 %%zmm16, -" #o "(%[t])\n\t"
 
-/* not ASan-instrumented: redzones would move the array away from the frame */
-#define DEFINE_SCRUB(name, bytes)                                        \
-    static __attribute__((noinline, no_sanitize_address)) void name(void) \
-    {                                                                    \
-        _Alignas(64) uint64_t area[(bytes) / 8];                         \
-                                                                         \
-        wipe_words(area, (bytes) / 8);                                   \
-    }
-DEFINE_SCRUB(scrub_stack_scalar, SCRUB_SCALAR)
-DEFINE_SCRUB(scrub_stack_vector, SCRUB_VECTOR)
+CHAPOLY_INLINE void scrub_below_sp_vector(void)
+{
+    uintptr_t t;
+
+    _Static_assert(SCRUB_VECTOR == 1024, "scrub_below_sp_vector stores 1 KiB");
+    /* the stack pointer goes down first: no store below it (valgrind) */
+    __asm__ volatile("movq %%rsp, %[t]\n\t"
+                     "andq $-64, %[t]\n\t"
+                     "subq $1088, %%rsp\n\t"
+                     "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
+                     ZS1(64) ZS1(128) ZS1(192) ZS1(256)
+                     ZS1(320) ZS1(384) ZS1(448) ZS1(512)
+                     ZS1(576) ZS1(640) ZS1(704) ZS1(768)
+                     ZS1(832) ZS1(896) ZS1(960) ZS1(1024)
+                     "addq $1088, %%rsp"
+                     : [t] "=&r"(t)
+                     :
+                     : "xmm16", "memory");
+}
 
 void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32])
 {
@@ -360,16 +379,6 @@ void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32])
     put64(p + W_SCALAR, 0);
 }
 
-static __attribute__((noinline)) void scalar_blocks(uint64_t *p, const uint8_t *in,
-                                                    size_t nb, uint64_t pad)
-{
-    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
-    sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
-
-    store_scalar(p, sc_blocks(h, k, in, nb, pad));
-    put64(p + W_SCALAR, p[W_SCALAR] + nb);
-}
-
 void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit)
 {
@@ -384,21 +393,20 @@ void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
     if ((s & ST_L16) || nb >= IFMA_MIN16 ||
         (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
         run16(p, in, nb, pad);
-        scrub_stack_vector();
+        scrub_below_sp_vector();
         zero_zmm16_31();
     } else if ((s & ST_L8) || nb >= IFMA_MIN8 || (warm && nb >= IFMA_WARM)) {
         run8(p, in, nb, pad);
-        scrub_stack_vector();
+        scrub_below_sp_vector();
         zero_zmm16_31();
     } else {
-        scalar_blocks(p, in, nb, pad);
-        scrub_stack_scalar();
+        sc_blocks_mem(p + W_H, p + W_KEY, in, nb, pad);
+        put64(p + W_SCALAR, p[W_SCALAR] + nb);
     }
 }
 
 /* The tag from the radix-2^64 hash; wipes the state (s: its state bits). */
-static __attribute__((noinline)) void final_scalar(uint64_t *p, unsigned s,
-                                                   uint8_t tag[16])
+CHAPOLY_INLINE void final_scalar(uint64_t *p, unsigned s, uint8_t tag[16])
 {
     sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
 
@@ -417,11 +425,10 @@ void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])
             finish16(p, NULL, 0, 0);
         else
             finish8(p, NULL, 0, 0);
-        scrub_stack_vector();
+        scrub_below_sp_vector();
         zero_zmm16_31();
     }
     final_scalar(p, s, tag);
-    scrub_stack_scalar();
 }
 
 /*

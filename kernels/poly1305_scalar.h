@@ -111,6 +111,72 @@ CHAPOLY_INLINE sc_hash sc_blocks(sc_hash h, sc_key k, const uint8_t *in,
 }
 
 /*
+ * sc_blocks on the state in memory, nb >= 1 blocks, in one asm loop: the
+ * key words r0, r1, s1 at k[0..2] are only ever memory operands of mulx
+ * and imul, and the hash at h[0..2] stays in registers until it is stored
+ * back, so no compiler (GCC 12 kept r1 and a hash word in spill slots of
+ * the C loop) can leave a key or hash word on the stack: the caller needs
+ * no dead-stack scrub. Same arithmetic and bounds as sc_add_block +
+ * sc_mul_r. Needs BMI2 (mulx).
+ */
+CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
+                                  const uint8_t *in, size_t nb, uint64_t padbit)
+{
+    uint64_t h0, h1, h2, a, b, c, e, dx;
+
+    __asm__ volatile(
+        "movq 0(%[h]), %[h0]\n\t"
+        "movq 8(%[h]), %[h1]\n\t"
+        "movq 16(%[h]), %[h2]\n"
+        "1:\n\t"
+        /* h += m + 2^128 padbit */
+        "addq 0(%[in]), %[h0]\n\t"
+        "adcq 8(%[in]), %[h1]\n\t"
+        "adcq %[pad], %[h2]\n\t"
+        /* d0 = h0 r0 + h1 s1 -> (h0, a); d1 = h0 r1 + h1 r0 -> (b, c) */
+        "movq %[h0], %%rdx\n\t"
+        "mulxq 0(%[k]), %[h0], %[a]\n\t"
+        "mulxq 8(%[k]), %[b], %[c]\n\t"
+        "movq %[h1], %%rdx\n\t"
+        "mulxq 16(%[k]), %[h1], %[e]\n\t"
+        "addq %[h1], %[h0]\n\t"
+        "adcq %[e], %[a]\n\t"
+        "mulxq 0(%[k]), %[h1], %[e]\n\t"
+        "addq %[h1], %[b]\n\t"
+        "adcq %[e], %[c]\n\t"
+        /* d1 += h2 s1 (< 2^64) + (d0 >> 64); d2 = h2 r0 + (d1 >> 64) */
+        "movq %[h2], %%rdx\n\t"
+        "imulq 16(%[k]), %%rdx\n\t"
+        "imulq 0(%[k]), %[h2]\n\t"
+        "addq %%rdx, %[b]\n\t"
+        "adcq $0, %[c]\n\t"
+        "addq %[a], %[b]\n\t"
+        "adcq %[c], %[h2]\n\t"
+        /* bits >= 130 times 5 back in: h0 += (d2 & ~3) + (d2 >> 2) */
+        "movq %[h2], %[a]\n\t"
+        "andq $-4, %[a]\n\t"
+        "movq %[h2], %[c]\n\t"
+        "shrq $2, %[c]\n\t"
+        "addq %[c], %[a]\n\t"
+        "andq $3, %[h2]\n\t"
+        "addq %[a], %[h0]\n\t"
+        "adcq $0, %[b]\n\t"
+        "adcq $0, %[h2]\n\t"
+        "movq %[b], %[h1]\n\t"
+        "leaq 16(%[in]), %[in]\n\t"
+        "decq %[nb]\n\t"
+        "jnz 1b\n\t"
+        "movq %[h0], 0(%[h])\n\t"
+        "movq %[h1], 8(%[h])\n\t"
+        "movq %[h2], 16(%[h])"
+        : [h0] "=&r"(h0), [h1] "=&r"(h1), [h2] "=&r"(h2), [a] "=&r"(a),
+          [b] "=&r"(b), [c] "=&r"(c), [e] "=&r"(e), "=&d"(dx),
+          [in] "+r"(in), [nb] "+r"(nb)
+        : [h] "r"(h), [k] "r"(k), [pad] "r"(padbit)
+        : "cc", "memory");
+}
+
+/*
  * Value v = v0 + 2^64 v1 + 2^128 v2 with v2 < 2^62 folded to v2 <= 4
  * (same residue mod p).
  */
