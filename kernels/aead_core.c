@@ -1,0 +1,390 @@
+/*
+ * The ChaCha20-Poly1305 AEAD core (aead_core.h): one message at a time,
+ * streamed or one-shot, on one kernel table.
+ *
+ * The data path of a message:
+ *  - The first text arrives with the key block: block 0 (its first 32 bytes
+ *    are the Poly1305 key) and the first 'head' bytes of text come from ONE
+ *    kernel call (chapoly_chacha20_xor_kb), so a short message costs one
+ *    ChaCha20 batch. AAD that fits goes into the MAC from the spare half of
+ *    block 0 (keystream nothing uses).
+ *  - Whole kilobytes after that go to the stitched ChaCha20 + Poly1305
+ *    kernel (chapoly_aead_xor_hash); sealing, the head's last kilobyte is
+ *    hashed beside the first of them ('pre').
+ *  - Anything else goes through the cipher and the MAC in turn, in chunks
+ *    that stay in L1.
+ *  - The last partial MAC block and the lengths are hashed in one call.
+ */
+#include "aead_core.h"
+#include "kernels_impl.h"
+
+/* Text in the first batch, at most: 31 blocks beside the key block. */
+#define AEAD_HEAD_MAX (2048 - 64)
+
+/*
+ * Text that is not a whole kilobyte goes through the cipher and MAC kernels
+ * in turn, in chunks of this size, so it is hashed while it is still in L1.
+ */
+#define AEAD_CHUNK 8192
+
+enum { PH_KEY, PH_AAD, PH_TEXT, PH_DONE }; /* PH_KEY: block 0 not made yet */
+
+/* Stores the optimiser keeps, without the call chapoly_wipe costs. */
+static inline void aead_wipe_small(void *p, size_t n)
+{
+#if defined(__GNUC__) || defined(__clang__)
+    memset(p, 0, n);
+    __asm__ volatile("" : : "r"(p) : "memory");
+#else
+    chapoly_wipe(p, n);
+#endif
+}
+
+/*
+ * Text in the first batch when len bytes arrive at once: all of it up to
+ * AEAD_HEAD_MAX; else 15..30 blocks, so that whole kilobytes and less than
+ * a block follow; from 3 KiB on, 16..31 blocks, so that the last kilobyte
+ * of it can be hashed beside the next kilobyte's ChaCha20 (at least one
+ * whole kilobyte follows).
+ */
+static size_t aead_head(size_t len)
+{
+    if (len <= AEAD_HEAD_MAX)
+        return len;
+    if (len < 3072)
+        return 960 + (((len - 960) % 1024) & ~(size_t)63);
+    return 1024 + (((len - 1024) % 1024) & ~(size_t)63);
+}
+
+/* Key words and nonce in place; nothing of a previous message is read. */
+static void aead_begin(chapoly_aead *a, const chapoly_kernels *k, const uint32_t key[8],
+                       const uint8_t nonce[12])
+{
+    a->k = k;
+    memcpy(a->cs.key, key, sizeof(a->cs.key));
+    a->cs.cn[0] = 0;
+    a->cs.cn[1] = load32_le(nonce);
+    a->cs.cn[2] = load32_le(nonce + 4);
+    a->cs.cn[3] = load32_le(nonce + 8);
+    a->cs.ks_pos = a->cs.ks_len = 0;
+    a->cs.lazy_pos = 0;
+    a->poly.buflen = 0;
+    a->aad_len = a->text_len = 0;
+    a->aad_buffered = 0;
+    a->phase = PH_KEY;
+}
+
+/* The MAC input so far, zero-padded to a block (end of the AAD). */
+static void aead_pad16(chapoly_aead *a)
+{
+    poly1305_state *st = &a->poly;
+
+    if (st->buflen > 0) {
+        memset(st->buf + st->buflen, 0, POLY1305_BLOCK_BYTES - st->buflen);
+        a->k->poly1305_blocks(st, st->buf, POLY1305_BLOCK_BYTES, 1);
+        st->buflen = 0;
+    }
+}
+
+/* Poly1305 keyed from block 0 kb, then the whole AAD, zero-padded (in kb's spare half if it fits). */
+static void aead_key_block(chapoly_aead *a, uint8_t kb[64], const uint8_t *aad, size_t aadlen)
+{
+    size_t apad = (aadlen + 15) & ~(size_t)15;
+
+    chapoly_poly1305_init(a->k, &a->poly, kb);
+    if (apad == 0) {
+        /* nothing */
+    } else if (apad <= 32) { /* kb[32..63]: block 0's keystream that nothing uses */
+        memcpy(kb + 64 - apad, aad, aadlen);
+        memset(kb + 64 - apad + aadlen, 0, apad - aadlen);
+        a->k->poly1305_blocks(&a->poly, kb + 64 - apad, apad, 1);
+    } else {
+        chapoly_poly1305_update(a->k, &a->poly, aad, aadlen);
+        aead_pad16(a);
+    }
+}
+
+/*
+ * Block 0 and 'ahead' (0..CHACHA20_STREAM_AHEAD) keystream blocks for the
+ * text in ONE kernel call, for when the Poly1305 key is needed before any
+ * text: AAD longer than aad_buf, or a one-shot open that hashes everything
+ * first. The buffered AAD is hashed (not padded: more may follow).
+ */
+static void aead_key_ahead(chapoly_aead *a, unsigned ahead)
+{
+    uint8_t buf[64 * (1 + CHACHA20_STREAM_AHEAD)];
+    size_t n = 64 * (1 + (size_t)ahead);
+
+    memset(buf, 0, n);
+    a->k->chacha20_xor(buf, buf, n, a->cs.key, a->cs.cn);
+    chapoly_poly1305_init(a->k, &a->poly, buf);
+    memcpy(a->cs.ks, buf + 64, n - 64);
+    a->cs.ks_pos = 0;
+    a->cs.ks_len = (unsigned)(n - 64);
+    chapoly_wipe(buf, n);
+    a->cs.cn[0] = 1 + ahead;
+    if (a->aad_buffered > 0)
+        chapoly_poly1305_update(a->k, &a->poly, a->aad_buf, a->aad_buffered);
+    a->aad_buffered = 0;
+    a->phase = PH_AAD;
+}
+
+/*
+ * Block 0 and the keystream of n bytes of text (n <= AEAD_HEAD_MAX) in one
+ * kernel call through a stack buffer s: block 0 lands in s[0..63], the
+ * text XORed with its keystream at s + 64. Levels without chacha20_xor_kb
+ * run chacha20_xor over [zero block || text || zeros], which also leaves
+ * the rest of the last block's keystream after the text.
+ */
+static void aead_first_batch(chapoly_aead *a, uint8_t s[2048], const uint8_t *in, size_t n)
+{
+    const chapoly_kernels *k = a->k;
+
+    if (k->chacha20_xor_kb != NULL) {
+        k->chacha20_xor_kb(s, s + 64, in, n, a->cs.key, a->cs.cn);
+        return;
+    }
+    size_t total = 64 * (1 + (n + 63) / 64);
+
+    memset(s, 0, 64);
+    if (n > 0) /* in may be NULL for no text */
+        memcpy(s + 64, in, n);
+    memset(s + 64 + n, 0, total - 64 - n);
+    k->chacha20_xor(s, s, total, a->cs.key, a->cs.cn);
+}
+
+/*
+ * First text of a message, n <= AEAD_HEAD_MAX bytes, with the key block
+ * (aead_first_batch's shapes: the kernel picks one batch shape for the
+ * whole packet). Into a separate buffer, the text is XORed straight from
+ * in to out and the MAC reads the ciphertext where it is. In place, the
+ * kernel writes the text to a stack buffer that is then copied out:
+ * opening must hash the ciphertext before it is overwritten (the key to
+ * hash it comes from the same batch), and for sealing the copy measured no
+ * slower in the TLS benchmarks (libssl seals and opens in place, data it
+ * has just copied) than XORing in place. The AAD (complete now) goes in
+ * with the key block. defer: bytes at the end of the ciphertext left for
+ * the caller to hash (sealing).
+ */
+static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t n,
+                            size_t defer, int enc, const uint8_t *aad, size_t aadlen)
+{
+    const chapoly_kernels *k = a->k;
+    size_t nblk = (n + 63) / 64, tail = n & 63;
+    uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
+
+    if (!(o < i + n && i < o + n)) { /* separate buffers (or no text) */
+        _Alignas(64) uint8_t kb[64];
+
+        chapoly_chacha20_xor_kb(k, kb, out, in, n, a->cs.key, a->cs.cn);
+        aead_key_block(a, kb, aad, aadlen);
+        chapoly_wipe(kb, sizeof(kb));
+        chapoly_poly1305_update(k, &a->poly, enc ? out : in, n - defer);
+        if (tail) /* the rest of the last block is recomputed if more text comes */
+            chacha20_stream_lazy(&a->cs, (uint32_t)nblk, (unsigned)tail);
+    } else {
+        _Alignas(64) uint8_t s[2048];
+
+        aead_first_batch(a, s, in, n);
+        aead_key_block(a, s, aad, aadlen);
+        /* the ciphertext: here (sealing) or in, before out (== in) changes */
+        chapoly_poly1305_update(k, &a->poly, enc ? s + 64 : in, n - defer);
+        memcpy(out, s + 64, n);
+        if (tail && k->chacha20_xor_kb != NULL) {
+            chacha20_stream_lazy(&a->cs, (uint32_t)nblk, (unsigned)tail);
+        } else if (tail) {
+            /* bytes tail..63 of the last block are pure keystream (text was zero there) */
+            memcpy(a->cs.ks, s + 64 * nblk, 64);
+            a->cs.ks_pos = (unsigned)tail;
+            a->cs.ks_len = 64;
+        }
+        chapoly_wipe(s, 64 * (1 + nblk));
+    }
+    a->cs.cn[0] = (uint32_t)(1 + nblk);
+    a->aad_buffered = 0;
+    a->text_len = n;
+    a->phase = PH_TEXT;
+}
+
+/*
+ * The keystream sits on a block boundary: no spare keystream. Then the MAC
+ * input does too (no partial Poly1305 block): text starts 16-byte aligned
+ * in it and a boundary is a multiple of 64 bytes of text.
+ */
+static int aead_aligned(const chapoly_aead *a)
+{
+    return a->cs.lazy_pos == 0 && a->cs.ks_pos == a->cs.ks_len;
+}
+
+/* Bytes of text up to the next point where aead_aligned holds (1..192), when it does not. */
+static size_t aead_to_boundary(const chapoly_aead *a)
+{
+    return a->cs.lazy_pos != 0 ? 64 - a->cs.lazy_pos : a->cs.ks_len - a->cs.ks_pos;
+}
+
+/* Text after the first: whole kilobytes stitched, the rest chunk by chunk. */
+static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len,
+                           int enc, const uint8_t *pre)
+{
+    const chapoly_kernels *k = a->k;
+
+    for (size_t done = 0; done < len;) {
+        size_t n = len - done < AEAD_CHUNK ? len - done : AEAD_CHUNK;
+
+        if (aead_aligned(a)) {
+            size_t whole = (len - done) & ~(size_t)1023;
+
+            if (whole > 0) {
+                /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
+                chapoly_aead_xor_hash(k, out + done, in + done, whole, a->cs.key, a->cs.cn,
+                                      &a->poly, pre, enc);
+                pre = NULL;
+                chacha20_stream_advance(&a->cs, whole / 64);
+                done += whole;
+                continue;
+            }
+        } else if (len - done >= 1024) {
+            n = aead_to_boundary(a); /* then the rest goes the stitched way */
+        }
+        if (enc) {
+            chacha20_stream_xor(k, &a->cs, out + done, in + done, n);
+            chapoly_poly1305_update(k, &a->poly, out + done, n);
+        } else {
+            chapoly_poly1305_update(k, &a->poly, in + done, n);
+            chacha20_stream_xor(k, &a->cs, out + done, in + done, n);
+        }
+        done += n;
+    }
+    a->text_len += len;
+}
+
+/* Text with the AAD the message has so far (aad: complete if the key block is not made yet). */
+static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc,
+                      const uint8_t *aad, size_t aadlen)
+{
+    const uint8_t *pre = NULL; /* sealing: a kilobyte of ciphertext not hashed yet */
+
+    if (a->phase == PH_KEY) {
+        /*
+         * A long first text starts with one or two 16-lane batches, so that
+         * whole kilobytes, and less than a block after them, are left for
+         * the stitched kernel; sealing 3 KiB or more, the last kilobyte of
+         * the first batch is hashed beside the next kilobyte's ChaCha20.
+         */
+        size_t n = aead_head(len);
+
+        if (enc && n >= 1024 && len - n >= 1024)
+            pre = out + n - 1024;
+        aead_first_text(a, out, in, n, pre != NULL ? 1024 : 0, enc, aad, aadlen);
+        in += n;
+        out += n;
+        len -= n;
+    } else if (a->phase == PH_AAD) {
+        aead_pad16(a);
+        a->phase = PH_TEXT;
+    }
+    if (len > 0)
+        aead_more_text(a, out, in, len, enc, pre);
+}
+
+/* The zero-padded last partial block and the lengths in one call, then the tag. */
+static void aead_tag(chapoly_aead *a, uint8_t tag[16])
+{
+    poly1305_state *st = &a->poly;
+    uint8_t last[2 * POLY1305_BLOCK_BYTES];
+    size_t n = 0;
+
+    if (a->phase == PH_KEY) /* no text: block 0 alone, the AAD beside it */
+        aead_first_text(a, NULL, NULL, 0, 0, 1, a->aad_buf, a->aad_buffered);
+    if (st->buflen > 0) {
+        memcpy(last, st->buf, st->buflen);
+        memset(last + st->buflen, 0, POLY1305_BLOCK_BYTES - st->buflen);
+        st->buflen = 0;
+        n = POLY1305_BLOCK_BYTES;
+    }
+    store64_le(last + n, a->aad_len);
+    store64_le(last + n + 8, a->text_len);
+    a->k->poly1305_blocks(st, last, n + POLY1305_BLOCK_BYTES, 1);
+    a->k->poly1305_final(st, tag);
+    if (a->cs.ks_len != 0) /* unused keystream; the key stays */
+        chapoly_wipe(a->cs.ks, a->cs.ks_len);
+    a->cs.ks_pos = a->cs.ks_len = 0;
+    a->cs.lazy_pos = 0;
+    a->phase = PH_DONE;
+}
+
+/* ---- streaming API ---- */
+
+void chapoly_aead_end(chapoly_aead *a)
+{
+    if (a->phase == PH_AAD || a->phase == PH_TEXT)
+        chapoly_wipe(&a->poly, sizeof(a->poly)); /* a finish wipes it itself */
+    if (a->cs.ks_len != 0)
+        chapoly_wipe(a->cs.ks, a->cs.ks_len);
+    a->cs.ks_pos = a->cs.ks_len = 0;
+    a->cs.lazy_pos = 0;
+    a->phase = PH_DONE;
+}
+
+void chapoly_aead_clear(chapoly_aead *a)
+{
+    chapoly_aead_end(a);
+    chapoly_wipe(a->cs.key, sizeof(a->cs.key));
+}
+
+void chapoly_aead_start(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
+                        const uint8_t nonce[12])
+{
+    uint32_t kw[8];
+
+    chapoly_aead_end(a);
+    chapoly_load_key(kw, key);
+    aead_begin(a, k, kw, nonce);
+    aead_wipe_small(kw, sizeof(kw));
+}
+
+void chapoly_aead_start_x(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
+                          const uint8_t nonce[24])
+{
+    uint8_t subkey[32], n12[12] = { 0 };
+
+    k->hchacha20(subkey, key, nonce);
+    memcpy(n12 + 4, nonce + 16, 8);
+    chapoly_aead_start(a, k, subkey, n12);
+    chapoly_wipe(subkey, sizeof(subkey));
+}
+
+void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
+{
+    if (a->phase == PH_KEY && len <= sizeof(a->aad_buf) - a->aad_buffered) {
+        memcpy(a->aad_buf + a->aad_buffered, aad, len);
+        a->aad_buffered += (unsigned)len;
+    } else {
+        if (a->phase == PH_KEY) /* the text that follows uses the keystream made ahead */
+            aead_key_ahead(a, CHACHA20_STREAM_AHEAD);
+        chapoly_poly1305_update(a->k, &a->poly, aad, len);
+    }
+    a->aad_len += len;
+}
+
+void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc)
+{
+    if (len > 0)
+        aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered);
+}
+
+void chapoly_aead_finish(chapoly_aead *a, uint8_t tag[16])
+{
+    aead_tag(a, tag);
+}
+
+int chapoly_aead_verify(chapoly_aead *a, const uint8_t *tag, size_t taglen)
+{
+    uint8_t calc[16];
+    int bad;
+
+    aead_tag(a, calc);
+    bad = chapoly_ct_memneq(calc, tag, taglen);
+    aead_wipe_small(calc, sizeof(calc));
+    return !bad;
+}

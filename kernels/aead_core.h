@@ -1,0 +1,69 @@
+/*
+ * The ChaCha20-Poly1305 AEAD core (RFC 8439 2.8; XChaCha20-Poly1305,
+ * draft-irtf-cfrg-xchacha-03, is HChaCha20 and then the same message).
+ * No OpenSSL here. It owns one message: its keystream position, its
+ * Poly1305 state, the AAD waiting for the key block, the lengths. Streaming
+ * EVP, EVP_Cipher and TLS 1.2 records all go through it; callers check
+ * their own state machine and limits and never see a batch size or a
+ * Poly1305 buffer.
+ *
+ * Streaming: start (or start_x), any number of aad calls, any number of
+ * text calls (any split gives the same bytes and tag), then finish or
+ * verify. Preconditions the caller enforces: no aad after text; at most
+ * 2^38 - 64 bytes of text (text_len below helps); out == in or buffers
+ * that share no byte (chacha20_partially_overlapping in chacha20_stream.h).
+ * A state is zeroed (calloc, = {0}) before its first start; it holds no
+ * pointer, so a copy (EVP dup) is a second independent message.
+ */
+#ifndef CHAPOLY_AEAD_CORE_H
+#define CHAPOLY_AEAD_CORE_H
+
+#include "kernels.h"
+#include "chacha20_stream.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct chapoly_aead {
+    poly1305_state poly;
+    chacha20_stream cs;      /* (sub)key, counter and keystream of the text */
+    const chapoly_kernels *k;
+    uint64_t aad_len;
+    uint64_t text_len;       /* text so far: callers check their limit against it */
+    int phase;               /* internal: key block not made yet, AAD, text, done */
+    unsigned aad_buffered;
+    uint8_t aad_buf[64];     /* short AAD waits for the key block's batch */
+} chapoly_aead;
+
+/* A message under key and a 96-bit nonce; drops the message a was holding. */
+void chapoly_aead_start(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
+                        const uint8_t nonce[12]);
+/* XChaCha20-Poly1305: HChaCha20(key, nonce[0..15]), then the 64-bit nonce[16..23]. */
+void chapoly_aead_start_x(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
+                          const uint8_t nonce[24]);
+void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len);
+/* enc != 0 encrypts (the MAC reads out), enc == 0 decrypts (the MAC reads in). */
+void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc);
+/* The 16-byte tag; the message is done. */
+void chapoly_aead_finish(chapoly_aead *a, uint8_t tag[16]);
+/* 1 if the first taglen (1..16) bytes of the tag equal tag[], in constant time. */
+int chapoly_aead_verify(chapoly_aead *a, const uint8_t *tag, size_t taglen);
+/* Abandon the message: its Poly1305 key and accumulator and unused keystream are wiped. */
+void chapoly_aead_end(chapoly_aead *a);
+/* chapoly_aead_end, and the (sub)key words too. */
+void chapoly_aead_clear(chapoly_aead *a);
+
+/* The (sub)key words a was started with, for one-shot messages under the same key. */
+static inline const uint32_t *chapoly_aead_key(const chapoly_aead *a)
+{
+    return a->cs.key;
+}
+
+/* The one-shot chapoly_aead_seal/open (declared in kernels.h) run on this same state. */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

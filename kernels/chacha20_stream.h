@@ -1,0 +1,145 @@
+/*
+ * A position in a ChaCha20 keystream, shared by the ChaCha20 cipher and the
+ * AEAD core (aead_core.c): whole blocks go to the kernel in one call;
+ * keystream computed ahead (a partial last block, or blocks produced in the
+ * same batch as the AEAD's Poly1305 key) waits in ks[] for the next bytes.
+ *
+ * Counter: cn[0] is the 32-bit block counter of the next block to generate;
+ * when it wraps, cn[1] is incremented (OpenSSL's ChaCha20 carry). The AEAD
+ * never reaches the wrap because of its 2^38 - 64 byte limit.
+ *
+ * Buffers: out == in, or no byte shared (chacha20_partially_overlapping
+ * tells the third case, which callers reject before calling).
+ */
+#ifndef CHAPOLY_CHACHA20_STREAM_H
+#define CHAPOLY_CHACHA20_STREAM_H
+
+#include <string.h>
+#include "kernels.h"
+
+#define CHACHA20_STREAM_AHEAD 3 /* keystream blocks ks[] can hold */
+
+typedef struct chacha20_stream {
+    uint32_t key[8];
+    uint32_t cn[4];
+    uint8_t ks[64 * CHACHA20_STREAM_AHEAD]; /* keystream not used yet: ks[ks_pos..ks_len) */
+    unsigned ks_pos, ks_len;
+    /*
+     * A partial last block is XORed inside the same kernel call as the whole
+     * blocks; the rest of its keystream is recomputed only if another update
+     * comes (lazy_pos bytes of block lazy_cn are used; 0 = none pending).
+     */
+    uint32_t lazy_cn[4];
+    unsigned lazy_pos;
+} chacha20_stream;
+
+/*
+ * Invariant: ks[ks_len..] holds no keystream. Restarting wipes whatever the
+ * previous stream left in ks[0..ks_len) (nothing, after an AEAD finish).
+ */
+static inline void chacha20_stream_start(chacha20_stream *s, uint32_t counter,
+                                         const uint32_t nonce[3])
+{
+    if (s->ks_len != 0)
+        chapoly_wipe(s->ks, s->ks_len);
+    s->cn[0] = counter;
+    s->cn[1] = nonce[0];
+    s->cn[2] = nonce[1];
+    s->cn[3] = nonce[2];
+    s->ks_pos = s->ks_len = 0;
+    s->lazy_pos = 0;
+}
+
+static inline void chacha20_stream_advance(chacha20_stream *s, uint64_t blocks)
+{
+    uint64_t c = (uint64_t)s->cn[0] + blocks;
+
+    s->cn[0] = (uint32_t)c;
+    if (c >> 32)
+        s->cn[1]++;
+}
+
+/* 'used' (1..63) bytes of block 'block' are spent; its rest is made only if needed. */
+static inline void chacha20_stream_lazy(chacha20_stream *s, uint32_t block, unsigned used)
+{
+    s->lazy_cn[0] = block;
+    s->lazy_cn[1] = s->cn[1];
+    s->lazy_cn[2] = s->cn[2];
+    s->lazy_cn[3] = s->cn[3];
+    s->lazy_pos = used;
+}
+
+/* out = in ^ ks, eight bytes at a time; out may equal in. */
+static inline void chacha20_xor_bytes(uint8_t *out, const uint8_t *in, const uint8_t *ks,
+                                      size_t n)
+{
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t a, b;
+
+        memcpy(&a, in + i, 8);
+        memcpy(&b, ks + i, 8);
+        a ^= b;
+        memcpy(out + i, &a, 8);
+    }
+    for (; i < n; i++)
+        out[i] = in[i] ^ ks[i];
+}
+
+static inline void chacha20_stream_xor(const chapoly_kernels *k, chacha20_stream *s,
+                                       uint8_t *out, const uint8_t *in, size_t len)
+{
+    if (s->lazy_pos != 0) {
+        memset(s->ks, 0, 64);
+        k->chacha20_xor(s->ks, s->ks, 64, s->key, s->lazy_cn);
+        s->ks_pos = s->lazy_pos;
+        s->ks_len = 64;
+        s->lazy_pos = 0;
+    }
+    if (s->ks_pos < s->ks_len) {
+        size_t n = s->ks_len - s->ks_pos;
+
+        if (n > len)
+            n = len;
+        chacha20_xor_bytes(out, in, s->ks + s->ks_pos, n);
+        s->ks_pos += (unsigned)n;
+        in += n;
+        out += n;
+        len -= n;
+    }
+    while (len > 0) {
+        uint64_t need = (len + 63) / 64, to_wrap = ((uint64_t)1 << 32) - s->cn[0];
+
+        if (need <= to_wrap) {
+            /* everything left, partial block included, in one kernel call */
+            if (len & 63)
+                chacha20_stream_lazy(s, s->cn[0] + (uint32_t)(need - 1), (unsigned)(len & 63));
+            k->chacha20_xor(out, in, len, s->key, s->cn);
+            chacha20_stream_advance(s, need);
+            return;
+        }
+        /* Split at the 32-bit counter wrap, where the kernel would not carry. */
+        k->chacha20_xor(out, in, (size_t)to_wrap * 64, s->key, s->cn);
+        chacha20_stream_advance(s, to_wrap);
+        in += to_wrap * 64;
+        out += to_wrap * 64;
+        len -= to_wrap * 64;
+    }
+}
+
+/*
+ * Output and input share some bytes but do not start at the same address
+ * (in place, out == in, is fine). One subtraction and two compares: the
+ * distance from in to out, taken modulo the address space, is below len
+ * when out starts inside in, and above -len when in starts inside out.
+ * Callers bound len first (at most PTRDIFF_MAX, so neither range wraps).
+ */
+static inline int chacha20_partially_overlapping(const void *out, const void *in, size_t len)
+{
+    uintptr_t d = (uintptr_t)out - (uintptr_t)in;
+
+    return len != 0 && d != 0 && (d < len || d > (uintptr_t)0 - len);
+}
+
+#endif

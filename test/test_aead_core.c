@@ -1,0 +1,425 @@
+/*
+ * The AEAD core (kernels/aead_core.h) through its own API, no OpenSSL, at
+ * every kernel level this CPU runs. The oracle is a plain RFC 8439 2.8
+ * composition written here from the portable kernels (one ChaCha20 call for
+ * block 0, one for the text, one Poly1305 pass over the whole MAC input),
+ * itself checked against the RFC 8439 and XChaCha vector files.
+ *
+ * Streaming: every length that picks a different first batch, stitched run
+ * or tail (0..20 KiB), AAD lengths around the spare half of the key block
+ * and the AAD buffer, AAD and text cut into random pieces (empty ones
+ * included), in place and out of place, sealing and opening, truncated and
+ * forged tags, a copy of a state in mid-message. One-shot: the same
+ * lengths, in place, and a forged tag leaves the output untouched.
+ *
+ * Environment: CHAPOLY_VECTOR_DIR (default compiled in), CHAPOLY_TEST_SEED.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "aead_core.h"
+#include "vectors.h"
+
+static unsigned long n_pass, n_fail;
+static const char *cur_level = "setup";
+
+#define CHECK(cond, ...) ((cond) ? (void)n_pass++ : fail_at(__LINE__, __VA_ARGS__))
+
+static void fail_at(int line, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (++n_fail > 50)
+        return;
+    printf("FAIL [%s] line %d: ", cur_level, line);
+    va_start(ap, fmt);
+    vprintf(fmt, ap);
+    va_end(ap);
+    printf("\n");
+}
+
+static uint64_t rnd_state;
+
+static uint64_t rnd(void)
+{
+    uint64_t z = (rnd_state += 0x9e3779b97f4a7c15ull);
+
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void rnd_bytes(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)rnd();
+}
+
+static uint8_t *xalloc(size_t n)
+{
+    uint8_t *p = malloc(n ? n : 1);
+
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+static uint32_t le32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+           ((uint32_t)p[3] << 24);
+}
+
+/* ---- oracle: RFC 8439 2.8 from the portable kernels ---- */
+
+static void ref_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
+                     size_t aadlen, const uint8_t *pt, size_t len, uint8_t *ct, uint8_t tag[16])
+{
+    const chapoly_kernels *p = chapoly_kernels_portable();
+    uint32_t kw[8], cn[4] = { 0, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
+    uint8_t block0[64] = { 0 };
+    size_t ap = (aadlen + 15) & ~(size_t)15, cp = (len + 15) & ~(size_t)15;
+    uint8_t *mac = xalloc(ap + cp + 16);
+    poly1305_state st;
+
+    for (int i = 0; i < 8; i++)
+        kw[i] = le32(key + 4 * i);
+    p->chacha20_xor(block0, block0, 64, kw, cn);
+    cn[0] = 1;
+    if (len > 0)
+        p->chacha20_xor(ct, pt, len, kw, cn);
+    memset(mac, 0, ap + cp + 16);
+    if (aadlen > 0)
+        memcpy(mac, aad, aadlen);
+    if (len > 0)
+        memcpy(mac + ap, ct, len);
+    for (int i = 0; i < 8; i++) {
+        mac[ap + cp + i] = (uint8_t)((uint64_t)aadlen >> (8 * i));
+        mac[ap + cp + 8 + i] = (uint8_t)((uint64_t)len >> (8 * i));
+    }
+    chapoly_poly1305_init(p, &st, block0);
+    chapoly_poly1305_update(p, &st, mac, ap + cp + 16);
+    chapoly_poly1305_final(p, &st, tag);
+    free(mac);
+}
+
+/* ---- the core, streamed in pieces ---- */
+
+/* Cuts n bytes into pieces: mode 0 one piece, 1 random (empty included), 2 small, 3 around 1 KiB. */
+static size_t cut(size_t *pieces, size_t max, size_t n, int mode)
+{
+    size_t np = 0;
+
+    while (n > 0 && np + 1 < max) {
+        size_t p;
+
+        switch (mode) {
+        case 0: p = n; break;
+        case 1: p = (size_t)(rnd() % (n + 1)); if (rnd() % 4 == 0) p = 0; break;
+        case 2: p = 1 + (size_t)(rnd() % 80); break;
+        default: p = 1023 + (size_t)(rnd() % 3); break;
+        }
+        if (p > n)
+            p = n;
+        pieces[np++] = p;
+        n -= p;
+    }
+    if (n > 0)
+        pieces[np++] = n;
+    return np;
+}
+
+#define MAXP 4096
+
+/* Zeroed, 64-byte aligned as poly1305_state asks (the provider's contexts are too). */
+static chapoly_aead *state_alloc(void)
+{
+    size_t n = (sizeof(chapoly_aead) + 63) & ~(size_t)63;
+    chapoly_aead *a = aligned_alloc(64, n);
+
+    if (a == NULL)
+        exit(1);
+    memset(a, 0, n);
+    return a;
+}
+
+/*
+ * One message through the core: AAD and text cut by the modes; enc seals
+ * (tag out), else opens and returns the verdict for the given tag. dup: the
+ * state is copied after the first text piece and the copy finishes.
+ */
+static int core_run(const chapoly_kernels *k, int x, const uint8_t *key, const uint8_t *nonce,
+                    const uint8_t *aad, size_t aadlen, const uint8_t *in, uint8_t *out,
+                    size_t len, int enc, uint8_t tag[16], size_t taglen, int amode, int tmode,
+                    int dup)
+{
+    static size_t pieces[MAXP];
+    chapoly_aead *a = state_alloc(), *b = NULL;
+    size_t np, off = 0;
+    int ok = 1;
+
+    if (x)
+        chapoly_aead_start_x(a, k, key, nonce);
+    else
+        chapoly_aead_start(a, k, key, nonce);
+    np = cut(pieces, MAXP, aadlen, amode);
+    for (size_t i = 0; i < np; i++) {
+        chapoly_aead_aad(a, aad + off, pieces[i]);
+        off += pieces[i];
+    }
+    np = cut(pieces, MAXP, len, tmode);
+    off = 0;
+    for (size_t i = 0; i < np; i++) {
+        chapoly_aead_text(a, out + off, in + off, pieces[i], enc);
+        off += pieces[i];
+        if (dup && i == 0) { /* the copy goes on, the original is abandoned */
+            b = state_alloc();
+            memcpy(b, a, sizeof(*b));
+            chapoly_aead_clear(a);
+            free(a);
+            a = b;
+        }
+    }
+    if (enc)
+        chapoly_aead_finish(a, tag);
+    else
+        ok = chapoly_aead_verify(a, tag, taglen);
+    chapoly_aead_clear(a);
+    free(a);
+    return ok;
+}
+
+static const size_t text_lens[] = {
+    0, 1, 15, 16, 17, 63, 64, 65, 127, 128, 191, 192, 193, 255, 256, 511, 959, 960, 961,
+    1023, 1024, 1025, 1983, 1984, 1985, 2047, 2048, 2049, 3007, 3008, 3071, 3072, 3073,
+    4095, 4096, 4097, 5000, 8191, 8192, 8193, 9217, 17000, 20487
+};
+static const size_t aad_lens[] = { 0, 1, 13, 16, 17, 32, 33, 63, 64, 65, 100, 300 };
+#define NTEXT (sizeof(text_lens) / sizeof(text_lens[0]))
+#define NAAD (sizeof(aad_lens) / sizeof(aad_lens[0]))
+#define TMAX 20487
+#define AMAX 300
+
+static uint8_t *pt, *ct_ref, *buf, *buf2, *aadb;
+
+static void stream_diff(const chapoly_kernels *k)
+{
+    uint8_t key[32], nonce[24], tag_ref[16], tag[16];
+
+    for (size_t ti = 0; ti < NTEXT; ti++) {
+        for (size_t ai = 0; ai < NAAD; ai++) {
+            size_t len = text_lens[ti], aadlen = aad_lens[ai];
+            int x = (int)(rnd() % 4 == 0); /* some as XChaCha */
+            uint8_t n12[12];
+
+            rnd_bytes(key, 32);
+            rnd_bytes(nonce, 24);
+            rnd_bytes(pt, len);
+            rnd_bytes(aadb, aadlen);
+            if (x) { /* the oracle's key: HChaCha20 from the portable level */
+                uint8_t sub[32];
+
+                chapoly_kernels_portable()->hchacha20(sub, key, nonce);
+                memset(n12, 0, 4);
+                memcpy(n12 + 4, nonce + 16, 8);
+                ref_seal(sub, n12, aadb, aadlen, pt, len, ct_ref, tag_ref);
+            } else {
+                ref_seal(key, nonce, aadb, aadlen, pt, len, ct_ref, tag_ref);
+            }
+            for (int mode = 0; mode < 4; mode++) {
+                int amode = (int)(rnd() % 3), inplace = mode & 1, dup = mode == 3;
+
+                /* seal */
+                memcpy(buf, pt, len);
+                core_run(k, x, key, nonce, aadb, aadlen, inplace ? buf : pt, inplace ? buf : buf2,
+                         len, 1, tag, 16, amode, mode, dup);
+                CHECK(memcmp(inplace ? buf : buf2, ct_ref, len) == 0 &&
+                          memcmp(tag, tag_ref, 16) == 0,
+                      "%s seal%s: text %zu aad %zu cut %d/%d%s%s", k->name, x ? " (X)" : "", len,
+                      aadlen, amode, mode, inplace ? " in place" : "", dup ? " dup" : "");
+                /* open */
+                memcpy(buf, ct_ref, len);
+                int ok = core_run(k, x, key, nonce, aadb, aadlen, inplace ? buf : ct_ref,
+                                  inplace ? buf : buf2, len, 0, tag_ref, 16, amode, mode, dup);
+                CHECK(ok && memcmp(inplace ? buf : buf2, pt, len) == 0,
+                      "%s open%s: text %zu aad %zu cut %d/%d%s%s", k->name, x ? " (X)" : "", len,
+                      aadlen, amode, mode, inplace ? " in place" : "", dup ? " dup" : "");
+            }
+            /* a forged tag, and a truncated good one */
+            uint8_t bad[16];
+            size_t taglen = 1 + (size_t)(rnd() % 16);
+
+            memcpy(bad, tag_ref, 16);
+            bad[rnd() % taglen] ^= (uint8_t)(1u << (rnd() % 8));
+            CHECK(!core_run(k, x, key, nonce, aadb, aadlen, ct_ref, buf2, len, 0, bad, taglen,
+                            0, 1, 0),
+                  "%s open accepted a forged tag: text %zu aad %zu taglen %zu", k->name, len,
+                  aadlen, taglen);
+            CHECK(core_run(k, x, key, nonce, aadb, aadlen, ct_ref, buf2, len, 0, tag_ref, taglen,
+                           1, 2, 0),
+                  "%s open rejected a truncated tag: text %zu aad %zu taglen %zu", k->name, len,
+                  aadlen, taglen);
+        }
+    }
+}
+
+static void oneshot_diff(const chapoly_kernels *k)
+{
+    uint8_t key[32], nonce[12], tag_ref[16], tag[16];
+    uint32_t kw[8];
+
+    for (size_t ti = 0; ti < NTEXT; ti++) {
+        for (size_t ai = 0; ai < NAAD; ai += 2) {
+            size_t len = text_lens[ti], aadlen = aad_lens[ai];
+
+            rnd_bytes(key, 32);
+            rnd_bytes(nonce, 12);
+            rnd_bytes(pt, len);
+            rnd_bytes(aadb, aadlen);
+            for (int i = 0; i < 8; i++)
+                kw[i] = le32(key + 4 * i);
+            ref_seal(key, nonce, aadb, aadlen, pt, len, ct_ref, tag_ref);
+
+            chapoly_aead_seal(k, buf2, tag, pt, len, aadb, aadlen, kw, nonce);
+            CHECK(memcmp(buf2, ct_ref, len) == 0 && memcmp(tag, tag_ref, 16) == 0,
+                  "%s one-shot seal: text %zu aad %zu", k->name, len, aadlen);
+            memcpy(buf, pt, len);
+            chapoly_aead_seal(k, buf, tag, buf, len, aadb, aadlen, kw, nonce);
+            CHECK(memcmp(buf, ct_ref, len) == 0 && memcmp(tag, tag_ref, 16) == 0,
+                  "%s one-shot seal in place: text %zu aad %zu", k->name, len, aadlen);
+
+            memset(buf2, 0xa5, len);
+            CHECK(chapoly_aead_open(k, buf2, ct_ref, len, aadb, aadlen, tag_ref, 16, kw, nonce) &&
+                      memcmp(buf2, pt, len) == 0,
+                  "%s one-shot open: text %zu aad %zu", k->name, len, aadlen);
+            memcpy(buf, ct_ref, len);
+            CHECK(chapoly_aead_open(k, buf, buf, len, aadb, aadlen, tag_ref, 16, kw, nonce) &&
+                      memcmp(buf, pt, len) == 0,
+                  "%s one-shot open in place: text %zu aad %zu", k->name, len, aadlen);
+
+            /* forged: nothing written, in place or not */
+            uint8_t bad[16];
+            int ok;
+
+            memcpy(bad, tag_ref, 16);
+            bad[rnd() % 16] ^= 0x10;
+            memset(buf2, 0xa5, len);
+            ok = chapoly_aead_open(k, buf2, ct_ref, len, aadb, aadlen, bad, 16, kw, nonce);
+            size_t untouched = 0;
+            while (untouched < len && buf2[untouched] == 0xa5)
+                untouched++;
+            CHECK(!ok && untouched == len, "%s one-shot open: forged tag %s (text %zu aad %zu)",
+                  k->name, ok ? "accepted" : "but output written", len, aadlen);
+            memcpy(buf, ct_ref, len);
+            ok = chapoly_aead_open(k, buf, buf, len, aadb, aadlen, bad, 16, kw, nonce);
+            CHECK(!ok && memcmp(buf, ct_ref, len) == 0,
+                  "%s one-shot open in place: forged tag %s (text %zu aad %zu)", k->name,
+                  ok ? "accepted" : "but buffer changed", len, aadlen);
+        }
+    }
+}
+
+/* ---- vector files ---- */
+
+struct vctx {
+    const chapoly_kernels *k;
+    int x;
+    int cases;
+};
+
+static int vec_case(const tv_case *c, void *arg)
+{
+    struct vctx *v = arg;
+    const char *want = v->x ? "xchacha20-poly1305" : "chacha20-poly1305";
+    const tv_field *key = tv_get(c, "key"), *nonce = tv_get(c, "nonce"), *aad = tv_get(c, "aad"),
+                   *p = tv_get(c, "plaintext"), *ct = tv_get(c, "ciphertext"),
+                   *tag = tv_get(c, "tag");
+    uint8_t t[16];
+
+    if (strcmp(c->section, want) != 0)
+        return 0;
+    if (!key || !nonce || !aad || !p || !ct || !tag || p->len > TMAX || aad->len > AMAX) {
+        CHECK(0, "vector at line %d: malformed", c->line);
+        return 0;
+    }
+    v->cases++;
+    if (!v->x) { /* the oracle first */
+        ref_seal(key->bytes, nonce->bytes, aad->bytes, aad->len, p->bytes, p->len, buf2, t);
+        CHECK(memcmp(buf2, ct->bytes, p->len) == 0 && memcmp(t, tag->bytes, 16) == 0,
+              "oracle disagrees with the vector at line %d", c->line);
+    }
+    core_run(v->k, v->x, key->bytes, nonce->bytes, aad->bytes, aad->len, p->bytes, buf2,
+             p->len, 1, t, 16, 0, 0, 0);
+    CHECK(memcmp(buf2, ct->bytes, p->len) == 0 && memcmp(t, tag->bytes, 16) == 0,
+          "%s seal, vector at line %d", v->k->name, c->line);
+    CHECK(core_run(v->k, v->x, key->bytes, nonce->bytes, aad->bytes, aad->len, ct->bytes, buf2,
+                   p->len, 0, tag->bytes, 16, 0, 0, 0) &&
+              memcmp(buf2, p->bytes, p->len) == 0,
+          "%s open, vector at line %d", v->k->name, c->line);
+    return 0;
+}
+
+static void vectors(const chapoly_kernels *k, const char *dir)
+{
+    char path[4096];
+    struct vctx v = { k, 0, 0 };
+
+    snprintf(path, sizeof(path), "%s/rfc8439.txt", dir);
+    CHECK(tv_foreach(path, vec_case, &v) > 0 && v.cases > 0, "no AEAD vectors in %s", path);
+    v.x = 1;
+    v.cases = 0;
+    snprintf(path, sizeof(path), "%s/xchacha.txt", dir);
+    CHECK(tv_foreach(path, vec_case, &v) > 0 && v.cases > 0, "no XChaCha AEAD vectors in %s",
+          path);
+}
+
+int main(void)
+{
+    const char *seed_s = getenv("CHAPOLY_TEST_SEED");
+    const char *dir = getenv("CHAPOLY_VECTOR_DIR");
+    int levels = 0;
+
+#ifdef CHAPOLY_VECTOR_DIR_DEFAULT
+    if (dir == NULL || *dir == '\0')
+        dir = CHAPOLY_VECTOR_DIR_DEFAULT;
+#endif
+    if (dir == NULL || *dir == '\0')
+        dir = ".";
+    rnd_state = seed_s != NULL && *seed_s ? strtoull(seed_s, NULL, 0) : 1;
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    printf("test_aead_core: seed %llu (CHAPOLY_TEST_SEED)\n", (unsigned long long)rnd_state);
+    pt = xalloc(TMAX);
+    ct_ref = xalloc(TMAX);
+    buf = xalloc(TMAX);
+    buf2 = xalloc(TMAX);
+    aadb = xalloc(AMAX);
+
+    const char *const *names = chapoly_kernels_compiled();
+    for (size_t i = 0; names != NULL && names[i] != NULL; i++) {
+        const chapoly_kernels *k = chapoly_kernels_by_name(names[i]);
+        unsigned long p0 = n_pass, f0 = n_fail;
+
+        if (k == NULL) {
+            printf("level %s: compiled in but skipped: this CPU/OS lacks it\n", names[i]);
+            continue;
+        }
+        cur_level = names[i];
+        vectors(k, dir);
+        stream_diff(k);
+        oneshot_diff(k);
+        levels++;
+        printf("level %s: %lu passed, %lu failed\n", names[i], n_pass - p0, n_fail - f0);
+    }
+    cur_level = "summary";
+    CHECK(levels > 0, "no kernel level ran");
+    free(pt);
+    free(ct_ref);
+    free(buf);
+    free(buf2);
+    free(aadb);
+    printf("%lu passed, %lu failed\n", n_pass, n_fail);
+    return n_fail != 0;
+}
