@@ -170,11 +170,11 @@ static void report(const char *level, const char *op, size_t len, double best,
                    double median)
 {
     if (core_ghz > 0)
-        printf("%-9s %-13s %6zu  %10.1f %10.1f  %9.0f  %7.3f %7.3f\n", level,
+        printf("%-13s %-13s %6zu  %10.1f %10.1f  %9.0f  %7.3f %7.3f\n", level,
                op, len, best, median, best * core_ghz,
                best * core_ghz / (double)len, median * core_ghz / (double)len);
     else
-        printf("%-9s %-13s %6zu  %10.1f %10.1f\n", level, op, len, best,
+        printf("%-13s %-13s %6zu  %10.1f %10.1f\n", level, op, len, best,
                median);
 }
 
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
     core_ghz = measure_core_ghz();
     printf("core clock (imul chain): %.3f GHz; best of 7 probes; %d repetitions "
            "per figure\n", core_ghz, reps);
-    printf("%-9s %-13s %6s  %10s %10s  %9s  %7s %7s\n", "level", "op", "bytes",
+    printf("%-13s %-13s %6s  %10s %10s  %9s  %7s %7s\n", "level", "op", "bytes",
            "ns best", "ns median", "cyc best", "c/B best", "c/B med");
 
     job j;
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
             continue;
         j.k = chapoly_kernels_by_name(*name);
         if (j.k == NULL) {
-            printf("%-9s (not available on this CPU)\n", *name);
+            printf("%-13s (not available on this CPU)\n", *name);
             continue;
         }
         static const struct {
@@ -276,7 +276,7 @@ int main(int argc, char **argv)
                 measure(run_chacha20_4blk, &j, reps, &b4, &m4);
                 report(*name, "chacha20", j.len, b1, m1);
                 report(*name, "chacha20-4blk", j.len, b4, m4);
-                printf("%-9s speed-up of one call over 4-block passes at %zu B: "
+                printf("%-13s speed-up of one call over 4-block passes at %zu B: "
                        "%.2fx (best), %.2fx (median)\n", *name, j.len, b4 / b1,
                        m4 / m1);
             }

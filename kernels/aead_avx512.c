@@ -1,6 +1,8 @@
 /*
- * Stitched ChaCha20 + Poly1305 over whole kilobytes, for the "avx512"
- * level on IFMA CPUs (the table's aead_xor_hash entry).
+ * Stitched ChaCha20 + IFMA Poly1305 over whole kilobytes: the "avx512"
+ * table's aead_xor_hash entry. That table requires IFMA (dispatch.c) and
+ * is the only user of this file; the tables without IFMA have no stitched
+ * kernel (NULL: common.c composes chacha20_xor and poly1305_blocks).
  *
  * A 16-lane ChaCha20 batch (1024 bytes) is a chain of 80 dependent quarter
  * rounds per lane group: it is latency-bound and leaves vector ports idle.
@@ -31,16 +33,6 @@
  */
 #include "chacha20_zmm.h"
 #include "poly1305_ifma.h"
-
-void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
-                          const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *pre, int enc);
-void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
-                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void poly1305_blocks_avx512(poly1305_state *st, const uint8_t *in, size_t len,
-                            unsigned padbit);
-void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
-                                size_t len, unsigned padbit);
 
 /* r^16 in every lane, re-read from the power table (lane i = 0 is r^16). */
 CHAPOLY_INLINE vkey r16_bcast(const uint64_t *p)
@@ -172,19 +164,7 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
         pre = NULL; /* not defined for open */
     if (n == 0) {
         if (pre != NULL)
-            poly1305_blocks_avx512(st, pre, 1024, 1);
-        return;
-    }
-    if (!poly1305_have_ifma()) { /* AVX2 Poly1305 state: two passes */
-        if (pre != NULL)
-            poly1305_blocks_avx512(st, pre, 1024, 1);
-        if (enc) {
-            chacha20_xor_avx512(out, in, len, key, ctr_nonce);
-            poly1305_blocks_avx512(st, out, len, 1);
-        } else {
-            poly1305_blocks_avx512(st, in, len, 1);
-            chacha20_xor_avx512(out, in, len, key, ctr_nonce);
-        }
+            poly1305_blocks_avx512ifma(st, pre, 1024, 1);
         return;
     }
     if (n == 1 && pre == NULL) { /* nothing to overlap */

@@ -37,8 +37,6 @@ unsigned chapoly_cpu_features(void)
         f |= CHAPOLY_CPU_AVX2;
     if (b & bit_BMI2)
         f |= CHAPOLY_CPU_BMI2;
-    if (b & bit_ADX)
-        f |= CHAPOLY_CPU_ADX;
     if (os_zmm && (b & bit_AVX512F)) {
         f |= CHAPOLY_CPU_AVX512F;
         if (b & bit_AVX512VL)

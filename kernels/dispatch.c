@@ -1,16 +1,20 @@
 /*
- * The one dispatch point. The CPU is probed once per process; tables are
- * const and never written, so any thread may read them at any time.
- *
- * Level requirements: every ISA flag a level's objects are compiled with
- * (kernels/CMakeLists.txt), since the compiler may use it anywhere in them:
- *   avx2     : AVX2 (+ OS YMM state), BMI2
- *   avx512vl : avx2 + AVX-512 F, VL, BW, DQ (ymm kernels with vprold, masks)
- *   avx512   : avx512vl (zmm kernels)
- * One exception, checked inside the AVX-512 levels instead: AVX-512 IFMA.
- * Only poly1305_avx512.c and aead_avx512.c are built with -mavx512ifma;
- * they run IFMA code only when poly1305_have_ifma() finds it, and the AVX2
- * Poly1305 otherwise. test_cpu_masks compares these masks with the flags.
+ * The one dispatch point: the only code that looks at the CPU (through
+ * cpu_features.c, probed once per process). No kernel checks the CPU
+ * itself: each table below is one combination of kernels, and it is handed
+ * out only on a CPU that has every ISA flag the objects of its functions
+ * are compiled with (kernels/CMakeLists.txt), since the compiler may use
+ * any of them anywhere in those objects:
+ *   portable       nothing
+ *   avx2           AVX2 (+ OS YMM state), BMI2
+ *   avx512vl       avx2 + AVX-512 F, VL, BW, DQ (ymm ChaCha20, AVX2 Poly1305)
+ *   avx512-noifma  the same (zmm ChaCha20, AVX2 Poly1305)
+ *   avx512         avx512vl + AVX-512 IFMA (zmm ChaCha20, IFMA Poly1305,
+ *                  stitched aead_xor_hash; the only IFMA objects)
+ * test_cpu_masks compares each mask with the flags of the objects the
+ * table's functions are defined in; kernels_cpu_probe checks that no other
+ * kernel object probes the CPU. Tables are const and never written, so any
+ * thread may read them at any time.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* secure_getenv */
@@ -47,6 +51,7 @@ static const char *const compiled[] = {
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
     "avx512vl",
+    "avx512-noifma",
     "avx512",
 #endif
     NULL
@@ -57,27 +62,24 @@ const char *const *chapoly_kernels_compiled(void)
     return compiled;
 }
 
-/*
- * The levels and their masks (CHAPOLY_CPU_* bits; kernels_impl.h maps each
- * compiler flag to its bit). 'inside': bits the level's kernels check
- * themselves (see the top of this file).
- */
+/* The levels and their masks (CHAPOLY_CPU_* bits; see the top of this file). */
 #define NEED_AVX2 (CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2)
 #define NEED_AVX512 (NEED_AVX2 | CHAPOLY_CPU_AVX512F | CHAPOLY_CPU_AVX512VL | \
                      CHAPOLY_CPU_AVX512BW | CHAPOLY_CPU_AVX512DQ)
 
 static const struct level {
     const char *name;
-    unsigned required, inside;
+    unsigned required;
     const chapoly_kernels *table;
 } levels[] = {
-    { "portable", 0, 0, &chapoly_kernels_portable_table },
+    { "portable", 0, &chapoly_kernels_portable_table },
 #ifdef CHAPOLY_HAVE_AVX2
-    { "avx2", NEED_AVX2, 0, &chapoly_kernels_avx2 },
+    { "avx2", NEED_AVX2, &chapoly_kernels_avx2 },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    { "avx512vl", NEED_AVX512, CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512vl },
-    { "avx512", NEED_AVX512, CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512 },
+    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl },
+    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma },
+    { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512 },
 #endif
 };
 
@@ -89,56 +91,53 @@ static const struct level *level_of(const char *name)
     return NULL;
 }
 
-int chapoly_kernels_required(const char *name, unsigned *required,
-                             unsigned *inside)
+int chapoly_kernels_required(const char *name, unsigned *required)
 {
     const struct level *l = level_of(name);
 
     *required = l != NULL ? l->required : 0;
-    *inside = l != NULL ? l->inside : 0;
     return l != NULL;
+}
+
+/* The table of level 'name' if features f cover its mask, else NULL. */
+static const chapoly_kernels *table_for(const char *name, unsigned f)
+{
+    const struct level *l = level_of(name);
+
+    return l != NULL && (f & l->required) == l->required ? l->table : NULL;
 }
 
 const chapoly_kernels *chapoly_kernels_by_name(const char *name)
 {
-    const struct level *l = level_of(name);
-
-    if (l == NULL)
-        return NULL;
-    return (features_once() & l->required) == l->required ? l->table : NULL;
+    return table_for(name, features_once());
 }
 
-const chapoly_kernels *chapoly_kernels_best(void)
+const chapoly_kernels *chapoly_kernels_best_for(unsigned f)
 {
     const chapoly_kernels *k;
-    unsigned f = features_once();
 
     /* Skylake-X drops its clock under sustained zmm use: ymm there, as OpenSSL. */
-    if (!(f & CHAPOLY_CPU_SKYLAKE_X) && (k = chapoly_kernels_by_name("avx512")) != NULL)
+    if (!(f & CHAPOLY_CPU_SKYLAKE_X) && ((k = table_for("avx512", f)) != NULL ||
+                                         (k = table_for("avx512-noifma", f)) != NULL))
         return k;
-    if ((k = chapoly_kernels_by_name("avx512vl")) != NULL)
-        return k;
-    if ((k = chapoly_kernels_by_name("avx2")) != NULL)
+    if ((k = table_for("avx512vl", f)) != NULL || (k = table_for("avx2", f)) != NULL)
         return k;
     return &chapoly_kernels_portable_table;
 }
 
+const chapoly_kernels *chapoly_kernels_best(void)
+{
+    return chapoly_kernels_best_for(features_once());
+}
+
 int chapoly_kernels_known(const char *name)
 {
-    static const char *const known[] = { "best", "portable", "avx2", "avx512vl", "avx512" };
+    static const char *const known[] = { "best", "portable", "avx2", "avx512vl",
+                                         "avx512-noifma", "avx512" };
 
     for (size_t i = 0; name != NULL && i < sizeof(known) / sizeof(known[0]); i++)
         if (strcmp(name, known[i]) == 0)
             return 1;
-    return 0;
-}
-
-int chapoly_kernels_uses_ifma(const chapoly_kernels *k)
-{
-    /* IFMA is an 'inside' bit: the level's Poly1305 takes it when the CPU has it */
-    for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
-        if (levels[i].table == k)
-            return (levels[i].inside & features_once() & CHAPOLY_CPU_AVX512IFMA) != 0;
     return 0;
 }
 
@@ -173,7 +172,5 @@ const chapoly_kernels chapoly_kernels_portable_table = {
     .poly1305_init = poly1305_init_portable,
     .poly1305_blocks = poly1305_blocks_portable,
     .poly1305_final = poly1305_final_portable,
-    .aead_seal = NULL,
-    .aead_open = NULL,
     .aead_xor_hash = NULL,
 };

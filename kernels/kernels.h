@@ -52,7 +52,7 @@ typedef struct poly1305_state {
 } poly1305_state;
 
 typedef struct chapoly_kernels {
-    const char *name; /* "portable", "avx2", "avx512vl", "avx512" */
+    const char *name; /* a level of CHAPOLY_KERNEL_NAMES */
     /* CPU features the level requires, for messages ("AVX2 BMI2", ...). */
     const char *features;
 
@@ -112,7 +112,7 @@ typedef struct chapoly_kernels {
 const chapoly_kernels *chapoly_kernels_portable(void);
 
 /*
- * Table for a named level ("portable", "avx2", "avx512vl", "avx512"), or NULL
+ * Table for a named level (CHAPOLY_KERNEL_NAMES but "best"), or NULL
  * if that level was not compiled in or this CPU/OS cannot run it.
  */
 const chapoly_kernels *chapoly_kernels_by_name(const char *name);
@@ -135,13 +135,10 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
 const char *const *chapoly_kernels_compiled(void);
 
 /* Every level name the code knows ("best" included), built in or not. */
-#define CHAPOLY_KERNEL_NAMES "best, portable, avx2, avx512vl, avx512"
+#define CHAPOLY_KERNEL_NAMES "best, portable, avx2, avx512vl, avx512-noifma, avx512"
 
 /* 1 if name is one of CHAPOLY_KERNEL_NAMES, 0 otherwise (NULL included). */
 int chapoly_kernels_known(const char *name);
-
-/* 1 if table k's Poly1305 uses AVX-512 IFMA on this CPU, 0 otherwise. */
-int chapoly_kernels_uses_ifma(const chapoly_kernels *k);
 
 /* ---- helpers built on a table (kernels/common.c) ---- */
 

@@ -122,26 +122,54 @@ extern const chapoly_kernels chapoly_kernels_portable_table;
 
 /* ---- SIMD levels: present only when compiled (CMake defines these) ---- */
 #ifdef CHAPOLY_HAVE_AVX2
+/* chacha20_avx2.c, poly1305_avx2.c (-mavx2 -mbmi2) */
+void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
+                       const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
+                          unsigned padbit);
+void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
+
 extern const chapoly_kernels chapoly_kernels_avx2;
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
+/* chacha20_avx512.c (AVX-512 F/VL/BW/DQ, no IFMA) */
+void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
+                           const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in,
+                            size_t len, const uint32_t key[8],
+                            const uint32_t ctr_nonce[4]);
+/* poly1305_avx512.c and aead_avx512.c (also -mavx512ifma): "avx512" only */
+void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
+                                size_t len, unsigned padbit);
+void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16]);
+void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                          const uint32_t key[8], const uint32_t ctr_nonce[4],
+                          poly1305_state *st, const uint8_t *pre, int enc);
+
+/* level_avx512.c: ymm ChaCha20 + AVX2 Poly1305 (Skylake-X, Cascade Lake) */
 extern const chapoly_kernels chapoly_kernels_avx512vl;
+/* zmm ChaCha20 + IFMA Poly1305 + the stitched aead_xor_hash */
 extern const chapoly_kernels chapoly_kernels_avx512;
+/* zmm ChaCha20 + AVX2 Poly1305: AVX-512 without IFMA, not Skylake-X */
+extern const chapoly_kernels chapoly_kernels_avx512_noifma;
 #endif
 
 /*
- * ---- CPU features (cpu_features.c) ----
+ * ---- CPU features (cpu_features.c; read only by dispatch.c) ----
  * One bit per compiler ISA flag the SIMD objects are built with
  * (kernels/CMakeLists.txt): -mavx2 AVX2, -mbmi2 BMI2, -mavx512f AVX512F,
  * -mavx512vl AVX512VL, -mavx512bw AVX512BW, -mavx512dq AVX512DQ,
  * -mavx512ifma AVX512IFMA. A flag added there needs a bit here, a line in
- * the probe and a place in a level's mask (dispatch.c); test_cpu_masks
- * fails until it has them.
+ * the probe and a place in the masks of the tables whose objects use it
+ * (dispatch.c); test_cpu_masks fails until it has them.
  */
 enum {
     CHAPOLY_CPU_AVX2 = 1u << 0,     /* AVX2 + OS saves YMM */
     CHAPOLY_CPU_BMI2 = 1u << 1,
-    CHAPOLY_CPU_ADX = 1u << 2,
     CHAPOLY_CPU_AVX512F = 1u << 3,  /* AVX-512F + OS saves ZMM/opmask */
     CHAPOLY_CPU_AVX512VL = 1u << 4,
     CHAPOLY_CPU_AVX512BW = 1u << 5,
@@ -152,20 +180,16 @@ enum {
 unsigned chapoly_cpu_features(void);
 
 /*
- * What level 'name' relies on, as CHAPOLY_CPU_* bits: *required is checked
- * by chapoly_kernels_by_name before it hands out the table; *inside is
- * checked by the level's own kernels before any code built for it runs
- * (AVX-512 IFMA: only poly1305_avx512.c and aead_avx512.c are built with
- * -mavx512ifma, and they run IFMA code only when poly1305_have_ifma(), a
- * probe of that bit, says so). Returns 0 (and sets both to 0) if name is
- * not a level compiled into this build; portable requires nothing.
+ * The CHAPOLY_CPU_* bits level 'name' requires: every ISA flag of every
+ * object its table's functions live in (and of the objects those call).
+ * chapoly_kernels_by_name hands out the table only on a CPU with all of
+ * them; no kernel checks the CPU itself. Returns 0 (and sets *required to
+ * 0) if name is not a level compiled into this build; portable requires
+ * nothing.
  */
-int chapoly_kernels_required(const char *name, unsigned *required,
-                             unsigned *inside);
+int chapoly_kernels_required(const char *name, unsigned *required);
 
-#ifdef CHAPOLY_HAVE_AVX512
-/* 1 if the AVX-512 levels' Poly1305 runs its IFMA code (poly1305_avx512.c). */
-int poly1305_have_ifma(void);
-#endif
+/* The level chapoly_kernels_best picks for CPU features f (testable). */
+const chapoly_kernels *chapoly_kernels_best_for(unsigned f);
 
 #endif

@@ -11,13 +11,6 @@
  */
 #include "kernels_impl.h"
 
-void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
-                       const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32]);
-void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
-                          unsigned padbit);
-void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
-
 const chapoly_kernels chapoly_kernels_avx2 = {
     .name = "avx2",
     .features = "AVX2 BMI2",
@@ -27,7 +20,5 @@ const chapoly_kernels chapoly_kernels_avx2 = {
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
-    .aead_seal = NULL,
-    .aead_open = NULL,
     .aead_xor_hash = NULL,
 };

@@ -1,7 +1,7 @@
 /*
  * Poly1305 with AVX-512 IFMA (vpmadd52luq/huq), radix 2^44, for the
- * "avx512" and "avx512vl" levels (entry points at the end of the file fall
- * back to poly1305_avx2.c on CPUs without IFMA).
+ * "avx512" level only, which requires IFMA (dispatch.c); the other AVX-512
+ * levels use poly1305_avx2.c. Nothing here looks at the CPU.
  *
  * Paths by the number of 16-byte blocks nb in one blocks() call (measured
  * crossovers on the development machine, whole MAC, core cycles):
@@ -429,51 +429,4 @@ void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])
         zero_zmm16_31();
     }
     final_scalar(p, s, tag);
-}
-
-/*
- * Entries for the AVX-512 level tables. Those levels only require AVX-512
- * F/VL/BW, so IFMA is checked here, once per process; without it the AVX2
- * radix-2^26 code runs (a state never changes path: the answer is fixed).
- */
-void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32]);
-void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
-                          unsigned padbit);
-void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
-
-int poly1305_have_ifma(void)
-{
-    static int cached; /* 0 unknown, 1 yes, 2 no */
-    int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
-
-    if (v == 0) {
-        v = (chapoly_cpu_features() & CHAPOLY_CPU_AVX512IFMA) ? 1 : 2;
-        __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
-    }
-    return v == 1;
-}
-
-void poly1305_init_avx512(poly1305_state *st, const uint8_t key[32])
-{
-    if (poly1305_have_ifma())
-        poly1305_init_avx512ifma(st, key);
-    else
-        poly1305_init_avx2(st, key);
-}
-
-void poly1305_blocks_avx512(poly1305_state *st, const uint8_t *in, size_t len,
-                            unsigned padbit)
-{
-    if (poly1305_have_ifma())
-        poly1305_blocks_avx512ifma(st, in, len, padbit);
-    else
-        poly1305_blocks_avx2(st, in, len, padbit);
-}
-
-void poly1305_final_avx512(poly1305_state *st, uint8_t tag[16])
-{
-    if (poly1305_have_ifma())
-        poly1305_final_avx512ifma(st, tag);
-    else
-        poly1305_final_avx2(st, tag);
 }

@@ -309,7 +309,4 @@ CHAPOLY_INLINE v3 v3_add(v3 a, v3 b)
 /* Key powers r^1..r^8 (and r^9..r^16 if want16) into the table, once. */
 void poly1305_ifma_powers(uint64_t *p, int want16);
 
-/* 1 if this CPU has AVX-512 IFMA (probed once). */
-int poly1305_have_ifma(void);
-
 #endif

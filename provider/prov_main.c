@@ -388,9 +388,8 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
         report_kernel(cfg[KEY_KERNEL], warning, pc->k);
     pc->stats = stats_setting(cfg[KEY_STATS]);
     snprintf(pc->buildinfo, sizeof(pc->buildinfo),
-             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s%s",
-             pc->k->name, pc->k->features != NULL ? pc->k->features : "?",
-             chapoly_kernels_uses_ifma(pc->k) ? " IFMA" : "");
+             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s",
+             pc->k->name, pc->k->features != NULL ? pc->k->features : "?");
     *provctx = pc;
     *out = chapoly_dispatch;
     return 1;

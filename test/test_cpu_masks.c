@@ -1,28 +1,31 @@
 /*
- * Every kernel level checks the CPU features its objects are compiled for.
+ * Every kernel table requires exactly the CPU features its objects are
+ * compiled for, and the dispatch picks the tables it should.
  *
- * kernels/CMakeLists.txt writes each level's ISA flags to
- * chapoly_level_flags.h: the flags of every object the level runs, and the
- * extra flags of the objects that run the code built for them only after a
- * probe of their own ("gated": -mavx512ifma on poly1305_avx512.c and
- * aead_avx512.c). Each flag maps to one CHAPOLY_CPU_* bit (the table below,
- * the same mapping as in kernels_impl.h); the test checks that
- *  - every flag has a bit (a new flag fails here until it gets one);
- *  - every flag of a level is in the mask chapoly_kernels_by_name requires
- *    (chapoly_kernels_required), a gated flag in that mask or in the
- *    level's 'inside' mask, and nothing else is 'inside';
- *  - each 'inside' bit is what the level's own probe answers, and that
- *    answer picks the path (IFMA: poly1305_have_ifma() and the state the
- *    AVX-512 levels' Poly1305 leaves);
- *  - chapoly_kernels_by_name gives a table exactly when the CPU has the mask;
- *  - the cpuid probe agrees with the compiler's __builtin_cpu_supports.
+ * kernels/CMakeLists.txt writes each kernel object's ISA flags to
+ * chapoly_level_flags.h; kernel_symbols.sh lists, from the built objects,
+ * which object defines each function and which functions of other kernel
+ * objects each one calls (kernel_symbols.h). For each compiled level the
+ * test takes every function pointer of its table, the objects defining
+ * them and (transitively) the objects those call, and checks that
+ *  - every flag has a CHAPOLY_CPU_* bit (a new flag fails here until it
+ *    gets one);
+ *  - the level's required mask (chapoly_kernels_required) is exactly the
+ *    bits of those objects' flags: nothing the CPU might lack, nothing
+ *    more than the objects need (so an IFMA object in a table without
+ *    IFMA in its mask fails);
+ *  - chapoly_kernels_by_name gives the table exactly when the CPU has it;
+ * then that chapoly_kernels_best_for picks the intended table for each CPU
+ * class, and that the cpuid probe agrees with __builtin_cpu_supports.
  * The last line is "N passed, N failed"; exit status 0 iff none failed.
  */
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include "kernels_impl.h"
 #include "chapoly_level_flags.h"
+#include "kernel_symbols.h"
 
 static unsigned long n_pass, n_fail;
 
@@ -81,91 +84,170 @@ static const struct isa *isa_of(const char *flag)
     return NULL;
 }
 
-/*
- * Check that each flag in 'flags' (space-separated) has a bit and that the
- * bit is in 'allowed'; 'kind' names the flag list in messages.
- */
-static void check_flags(const char *level, const char *kind, const char *flags,
-                        unsigned allowed)
-{
-    char buf[512], *save = NULL;
-
-    snprintf(buf, sizeof(buf), "%s", flags);
-    for (char *f = strtok_r(buf, " ", &save); f != NULL; f = strtok_r(NULL, " ", &save)) {
-        const struct isa *m = isa_of(f);
-
-        check(m != NULL, "%s: %s flag %s has no CHAPOLY_CPU_* bit (add one to kernels_impl.h, "
-              "its probe to cpu_features.c, the level's mask to dispatch.c and a row here)",
-              level, kind, f);
-        if (m != NULL)
-            check((m->bit & allowed) == m->bit,
-                  "%s: objects built with %s (%s flags), but the level does not check it "
-                  "(required mask %#x)", level, f, kind, allowed);
-    }
-}
-
-/* OR of the bits of the known flags in 'flags'. */
-static unsigned bits_of(const char *flags)
+/* OR of the bits of the flags in 'flags' (space-separated); unknown flags fail. */
+static unsigned bits_of(const char *source, const char *flags)
 {
     char buf[512], *save = NULL;
     unsigned b = 0;
 
     snprintf(buf, sizeof(buf), "%s", flags);
-    for (char *f = strtok_r(buf, " ", &save); f != NULL; f = strtok_r(NULL, " ", &save))
-        if (isa_of(f) != NULL)
-            b |= isa_of(f)->bit;
+    for (char *f = strtok_r(buf, " ", &save); f != NULL; f = strtok_r(NULL, " ", &save)) {
+        const struct isa *m = isa_of(f);
+
+        check(m != NULL, "%s: flag %s has no CHAPOLY_CPU_* bit (add one to kernels_impl.h, its "
+              "probe to cpu_features.c, to the masks of the tables using the object in "
+              "dispatch.c, and a row here)", source, f);
+        if (m != NULL)
+            b |= m->bit;
+    }
     return b;
 }
 
-static void check_level(const char *name, const char *flags, const char *gated)
-{
-    unsigned req = 0, in = 0, f = chapoly_cpu_features();
+static const struct object {
+    const char *source, *flags;
+} objects[] = { CHAPOLY_OBJECT_FLAGS };
+#define NOBJ (sizeof(objects) / sizeof(objects[0]))
 
-    check(chapoly_kernels_required(name, &req, &in) == 1, "%s: no masks for a compiled level", name);
-    check_flags(name, "level", flags, req);
-    check_flags(name, "gated", gated, req | in);
-    check((in & ~bits_of(gated)) == 0,
-          "%s: 'inside' mask %#x has bits no gated object is built for (%s)", name, in, gated);
-    check((chapoly_kernels_by_name(name) != NULL) == ((f & req) == req),
-          "%s: by_name disagrees with the required mask %#x (CPU %#x)", name, req, f);
-    printf("%-9s requires 0x%04x, checks inside 0x%04x; flags \"%s\" + gated \"%s\"\n", name, req,
-           in, flags, gated);
+static size_t object_index(const char *source)
+{
+    for (size_t i = 0; i < NOBJ; i++)
+        if (strcmp(objects[i].source, source) == 0)
+            return i;
+    return NOBJ;
 }
 
-#ifdef CHAPOLY_HAVE_AVX512
-/*
- * The one 'inside' bit: AVX-512 IFMA. Its probe must be the CPU bit, and it
- * must pick the path: after 64 blocks the IFMA Poly1305 has its 16-lane
- * powers (ST_POW16 = 8 in state word 8, poly1305_ifma.h), a bit the AVX2
- * Poly1305 it falls back to never sets (its bits are 1 and 2 in the same
- * word, poly1305_avx2.c).
- */
-static void check_ifma_inside(const char *name)
+static const struct kernel_symbol *symbol_at(const void *addr)
 {
-    unsigned req, in;
-    const chapoly_kernels *k = chapoly_kernels_by_name(name);
-    int have = (chapoly_cpu_features() & CHAPOLY_CPU_AVX512IFMA) != 0;
-    static poly1305_state st;
-    static uint8_t msg[1024], key[32] = { 1, 2, 3 }, tag[16];
-
-    chapoly_kernels_required(name, &req, &in);
-    if (!(in & CHAPOLY_CPU_AVX512IFMA))
-        return; /* required outright: by_name checks it */
-    check(poly1305_have_ifma() == have, "%s: poly1305_have_ifma() %d, CPU IFMA bit %d", name,
-          poly1305_have_ifma(), have);
-    if (k == NULL)
-        return; /* this CPU does not run the level */
-    k->poly1305_init(&st, key);
-    k->poly1305_blocks(&st, msg, sizeof(msg), 1);
-    check(((st.priv[8] & 8) != 0) == have, "%s: Poly1305 %s the IFMA path with IFMA %s", name,
-          (st.priv[8] & 8) ? "took" : "did not take", have ? "present" : "absent");
-    k->poly1305_final(&st, tag);
+    for (const struct kernel_symbol *s = kernel_symbols; s->addr != NULL; s++)
+        if (s->addr == addr)
+            return s;
+    return NULL;
 }
+
+static const struct kernel_symbol *symbol_named(const char *name)
+{
+    for (const struct kernel_symbol *s = kernel_symbols; s->addr != NULL; s++)
+        if (strcmp(s->name, name) == 0)
+            return s;
+    return NULL;
+}
+
+/* Every level's table, CPU or not (by_name answers only for this CPU). */
+static const struct table {
+    const char *level;
+    const chapoly_kernels *k;
+} tables[] = {
+    { "portable", &chapoly_kernels_portable_table },
+#ifdef CHAPOLY_HAVE_AVX2
+    { "avx2", &chapoly_kernels_avx2 },
 #endif
+#ifdef CHAPOLY_HAVE_AVX512
+    { "avx512vl", &chapoly_kernels_avx512vl },
+    { "avx512-noifma", &chapoly_kernels_avx512_noifma },
+    { "avx512", &chapoly_kernels_avx512 },
+#endif
+};
+#define NTABLES (sizeof(tables) / sizeof(tables[0]))
+
+static const chapoly_kernels *table_of(const char *level)
+{
+    for (size_t i = 0; i < NTABLES; i++)
+        if (strcmp(tables[i].level, level) == 0)
+            return tables[i].k;
+    return NULL;
+}
+
+/*
+ * The objects level 'name' runs: those defining its table's functions
+ * (every member after 'features' is a function pointer), and the kernel
+ * objects these call, transitively. Returns the OR of their flags' bits.
+ */
+static unsigned table_bits(const char *name, const chapoly_kernels *k, char *used, size_t usedlen)
+{
+    unsigned char in[NOBJ + 1] = { 0 };
+    unsigned bits = 0;
+    const size_t first = offsetof(chapoly_kernels, features) + sizeof(k->features);
+
+    for (size_t off = first; off + sizeof(void *) <= sizeof(*k); off += sizeof(void *)) {
+        const void *fn;
+        const struct kernel_symbol *s;
+
+        memcpy(&fn, (const char *)k + off, sizeof(fn));
+        if (fn == NULL)
+            continue;
+        s = symbol_at(fn);
+        check(s != NULL, "%s: table entry at offset %zu is no function of a kernel object", name,
+              off);
+        if (s == NULL)
+            continue;
+        in[object_index(s->source)] = 1;
+        check(object_index(s->source) < NOBJ, "%s: %s lives in %s, which has no flags entry",
+              name, s->name, s->source);
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (const struct kernel_ref *r = kernel_refs; r->source != NULL; r++) {
+            const struct kernel_symbol *s = symbol_named(r->name);
+            size_t from = object_index(r->source), to;
+
+            if (from == NOBJ || !in[from] || s == NULL)
+                continue;
+            to = object_index(s->source);
+            if (to < NOBJ && !in[to]) {
+                in[to] = 1;
+                changed = 1;
+            }
+        }
+    }
+    used[0] = '\0';
+    for (size_t i = 0; i < NOBJ; i++) {
+        if (!in[i])
+            continue;
+        bits |= bits_of(objects[i].source, objects[i].flags);
+        snprintf(used + strlen(used), usedlen - strlen(used), "%s%s", used[0] ? " " : "",
+                 objects[i].source);
+    }
+    return bits;
+}
+
+static void check_level(const char *name)
+{
+    unsigned req = 0, f = chapoly_cpu_features(), bits;
+    const chapoly_kernels *k = table_of(name), *byname = chapoly_kernels_by_name(name);
+    char used[512];
+
+    check(k != NULL, "%s: compiled level missing from this test's table list", name);
+    check(chapoly_kernels_required(name, &req) == 1, "%s: no mask for a compiled level", name);
+    if (k == NULL)
+        return;
+    check(strcmp(k->name, name) == 0, "%s: the table is called %s", name, k->name);
+    bits = table_bits(name, k, used, sizeof(used));
+    check((bits & ~req) == 0,
+          "%s: objects built for bits %#x the required mask %#x lacks (objects: %s)", name,
+          bits & ~req, req, used);
+    check((req & ~bits) == 0,
+          "%s: the required mask %#x has bits %#x none of its objects is built for (objects: %s)",
+          name, req, req & ~bits, used);
+    check(byname == NULL || byname == k, "%s: by_name gives another table (%s)", name,
+          byname != NULL ? byname->name : "");
+    check((byname != NULL) == ((f & req) == req),
+          "%s: by_name disagrees with the required mask %#x (CPU %#x)", name, req, f);
+    printf("%-13s requires 0x%04x; objects: %s\n", name, req, used);
+}
+
+/* chapoly_kernels_best_for(features) is 'want', or portable if 'want' is not compiled. */
+static void check_best(const char *what, unsigned features, const char *want)
+{
+    const chapoly_kernels *k = chapoly_kernels_best_for(features), *w = table_of(want);
+
+    if (w == NULL)
+        return;
+    check(k == w, "best for %s (%#x) is %s, not %s", what, features, k->name, want);
+}
 
 int main(void)
 {
-    unsigned f = chapoly_cpu_features(), req, in;
+    unsigned f = chapoly_cpu_features(), req;
 
     __builtin_cpu_init();
     printf("CPU features %#06x\n", f);
@@ -185,21 +267,27 @@ int main(void)
                   isa[i].flag + 2);
     }
 
-    check(chapoly_kernels_required("portable", &req, &in) == 1 && req == 0 && in == 0,
-          "portable requires nothing");
+    check(chapoly_kernels_required("portable", &req) == 1 && req == 0, "portable requires nothing");
     check(chapoly_kernels_by_name("portable") != NULL, "portable always runs");
-    check(chapoly_kernels_required("avx3", &req, &in) == 0 && req == 0 && in == 0,
-          "an unknown level has no masks");
-    check(chapoly_kernels_required(NULL, &req, &in) == 0, "NULL is no level");
-#ifdef CHAPOLY_HAVE_AVX2
-    check_level("avx2", CHAPOLY_LEVEL_FLAGS_AVX2, "");
-#endif
-#ifdef CHAPOLY_HAVE_AVX512
-    check_level("avx512vl", CHAPOLY_LEVEL_FLAGS_AVX512, CHAPOLY_LEVEL_GATED_FLAGS_AVX512);
-    check_level("avx512", CHAPOLY_LEVEL_FLAGS_AVX512, CHAPOLY_LEVEL_GATED_FLAGS_AVX512);
-    check_ifma_inside("avx512vl");
-    check_ifma_inside("avx512");
-#endif
+    check(chapoly_kernels_required("avx3", &req) == 0 && req == 0, "an unknown level has no mask");
+    check(chapoly_kernels_required(NULL, &req) == 0, "NULL is no level");
+    for (const char *const *n = chapoly_kernels_compiled(); *n != NULL; n++)
+        check_level(*n);
+
+    /* Each table is what some CPU class gets (dispatch.c, level_avx512.c). */
+    unsigned avx2 = 0, avx512 = 0, ifma = CHAPOLY_CPU_AVX512IFMA, skx = CHAPOLY_CPU_SKYLAKE_X;
+
+    chapoly_kernels_required("avx2", &avx2);
+    chapoly_kernels_required("avx512vl", &avx512);
+    check_best("no SIMD", 0, "portable");
+    check_best("AVX2 only", avx2, "avx2");
+    check_best("AVX2 + IFMA bit alone", avx2 | ifma, "avx2");
+    check_best("Skylake-X/Cascade Lake", avx512 | skx, "avx512vl");
+    check_best("model 0x55 with IFMA", avx512 | ifma | skx, "avx512vl");
+    check_best("AVX-512 without IFMA", avx512, "avx512-noifma");
+    check_best("AVX-512 with IFMA", avx512 | ifma, "avx512");
+    check(chapoly_kernels_best() == chapoly_kernels_best_for(f), "best() is not best_for(CPU)");
+    printf("best here: %s\n", chapoly_kernels_best()->name);
     printf("%lu passed, %lu failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }
