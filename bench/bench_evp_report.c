@@ -1,0 +1,341 @@
+/*
+ * bench_evp: what it prints and writes. The header (machine, libraries,
+ * plan), the units and one table per operation on stdout; CSV, JSON and a
+ * gnuplot PNG on request; the closing lines on preemption and load.
+ */
+#include "bench_evp.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <openssl/crypto.h>
+#ifdef BENCH_HAVE_SODIUM
+#include <sodium.h>
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Header                                                              */
+
+/* "model name (family F model M), N online CPUs" from /proc/cpuinfo. */
+void cpu_model(char *out, size_t len)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512], name[160] = "?";
+    int family = -1, model = -1;
+
+    snprintf(out, len, "?");
+    if (f == NULL)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        char *p = strchr(line, ':');
+        if (p == NULL)
+            continue;
+        if (strncmp(line, "model name", 10) == 0) {
+            p += 2;
+            p[strcspn(p, "\n")] = '\0';
+            snprintf(name, sizeof(name), "%s", p);
+        } else if (strncmp(line, "cpu family", 10) == 0 && family < 0) {
+            family = atoi(p + 1);
+        } else if (strncmp(line, "model\t", 6) == 0 && model < 0) {
+            model = atoi(p + 1);
+        } else if (line[0] == '\n' && name[0] != '?') {
+            break; /* first processor is enough */
+        }
+    }
+    fclose(f);
+    snprintf(out, len, "%s (family %d model %d), %ld online CPUs", name, family, model,
+             sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+void print_header(const char *cpu, const double load0[3])
+{
+    printf("bench_evp: chapoly vs OpenSSL default provider%s%s\n",
+           g_have_boring ? ", BoringSSL" : "", g_have_sodium ? ", libsodium" : "");
+    printf("  cpu        %s\n", cpu);
+    printf("  openssl    %s\n", OpenSSL_version(OPENSSL_VERSION));
+    printf("  chapoly    %s, kernel %s\n", g_module_desc, g_kernel);
+#ifdef BENCH_HAVE_SODIUM
+    printf("  libsodium  %s\n", g_have_sodium ? sodium_version_string() : "disabled (--no-sodium)");
+#else
+    printf("  libsodium  not built in (libsodium-dev absent at configure time)\n");
+#endif
+    printf("  boringssl  %s\n", g_boring_note);
+    printf("  tls route  TLS 1.2 %s, TLS 1.3 %s (chapoly's message counters, separate context)\n",
+           tls_proof[0] > 0 ? "proven" : tls_proof[0] == 0 ? "NOT PROVEN" : "unknown",
+           tls_proof[1] > 0 ? "proven" : tls_proof[1] == 0 ? "NOT PROVEN" : "unknown");
+    printf("  load avg   %.2f %.2f %.2f at start\n", load0[0], load0[1], load0[2]);
+}
+
+/* The size of the run, once the outputs are checked and the samples calibrated. */
+void print_plan(const cell *cells, int ncells)
+{
+    if (ncells > 0) {
+        int nsamples = 0;
+        for (int ci = 0; ci < ncells; ci++)
+            for (int im = 0; im < IM_N; im++)
+                nsamples += cells[ci].jobs[im] && !cells[ci].broken[im];
+        printf("  plan       %d cells, %d samples of %d x %.1f ms bursts x %d repetitions"
+               " (~%.0f s of CPU)\n", ncells, nsamples, g_bursts, g_burst_ns / 1e6, cfg.reps,
+               nsamples * cfg.reps * (g_bursts + 1) * g_burst_ns / 1e9);
+        fflush(stdout);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Tables, CSV, JSON                                                   */
+
+static double mbps(size_t n, double ns)
+{
+    return ns > 0 ? (double)n * 1e3 / ns : 0;
+}
+
+static void print_ratio(double r)
+{
+    if (r > 0)
+        printf(" %9.2fx", r);
+    else
+        printf(" %10s", "-");
+}
+
+static void print_tables(cell *cells, int ncells, int reps)
+{
+    const opdef *cur = NULL;
+
+    for (int ci = 0; ci < ncells; ci++) {
+        cell *c = &cells[ci];
+
+        if (c->op != cur) {
+            cur = c->op;
+            printf("\n== %s: %s\n", cur->name, cur->title);
+            printf("%7s  %-10s %11s %10s %8s %9s %7s %10s %10s %10s  %s\n", "bytes", "impl",
+                   "ns/op", "cycles/op", "c/B", "MB/s", "spread", "vs default", "vs boring",
+                   "vs sodium", "");
+        }
+        for (int im = 0; im < IM_N; im++) {
+            if (c->jobs[im] == NULL)
+                continue;
+            printf("%7zu  %-10s", c->size, impl_name[im]);
+            if (c->broken[im]) {
+                printf(" BROKEN: %s (not timed)\n", c->why[im]);
+                continue;
+            }
+            result r = summarize(c, im, reps);
+            double cyc = r.ns * g_ghz;
+            printf(" %11.1f", r.ns);
+            if (g_ghz > 0)
+                printf(" %10.0f %8.2f", cyc, cyc / (double)c->size);
+            else
+                printf(" %10s %8s", "-", "-");
+            printf(" %9.1f %6.1f%%", mbps(c->size, r.ns), 100 * (r.ns_max - r.ns_min) / r.ns);
+            print_ratio(im == IM_DEFAULT ? 0 : r.ratio[IM_DEFAULT]);
+            print_ratio(im == IM_BORING ? 0 : r.ratio[IM_BORING]);
+            print_ratio(im == IM_SODIUM ? 0 : r.ratio[IM_SODIUM]);
+            if (!c->checked)
+                printf("  (unchecked: no second implementation)");
+            else if (c->ref == im && c->op->kind != K_OPEN && c->op->kind != K_TLS)
+                printf("  ref");
+            printf("\n");
+        }
+    }
+}
+
+/* The units paragraph, then one table per operation. */
+void print_results(cell *cells, int ncells, int reps)
+{
+    double lo = g_ghz_probe[0], hi = g_ghz_probe[0];
+    for (int i = 1; i < g_nprobe; i++) {
+        lo = g_ghz_probe[i] < lo ? g_ghz_probe[i] : lo;
+        hi = g_ghz_probe[i] > hi ? g_ghz_probe[i] : hi;
+    }
+    if (ncells > 0) {
+        printf("\nUnits: ns/op = median wall time per message (CLOCK_MONOTONIC); cycles = core clocks at\n"
+               "%.2f GHz (dependent imul chain in this process, %d probes %.2f-%.2f GHz; TSC %.2f GHz);\n"
+               "MB/s = 10^6 bytes/s; spread = (max-min)/median over %d repetitions; 'vs X' = ns(X)/ns(row),\n"
+               ">1 means the row is faster than X (median of per-repetition ratios).\n",
+               g_ghz, g_nprobe, lo, hi, g_tsc_ghz, reps);
+        print_tables(cells, ncells, reps);
+    }
+}
+
+void write_csv(const char *path, cell *cells, int ncells, int reps)
+{
+    FILE *f = fopen(path, "w");
+
+    if (f == NULL)
+        die("cannot write %s: %s", path, strerror(errno));
+    fprintf(f, "op,bytes,impl,status,ns_median,ns_min,ns_max,cycles_median,cycles_per_byte,"
+               "mb_per_s,ratio_vs_default,ratio_vs_boringssl,ratio_vs_libsodium,reps,iters,"
+               "core_ghz,kernel\n");
+    for (int ci = 0; ci < ncells; ci++) {
+        cell *c = &cells[ci];
+
+        for (int im = 0; im < IM_N; im++) {
+            if (c->jobs[im] == NULL)
+                continue;
+            result r = summarize(c, im, reps);
+            fprintf(f, "%s,%zu,%s,%s,", c->op->name, c->size, impl_name[im],
+                    c->broken[im] ? "broken" : c->checked ? "ok" : "unchecked");
+            if (!r.valid) {
+                fprintf(f, ",,,,,,,,,%d,,%.4f,%s\n", reps, g_ghz, g_kernel);
+                continue;
+            }
+            fprintf(f, "%.2f,%.2f,%.2f,%.1f,%.4f,%.2f,", r.ns, r.ns_min, r.ns_max, r.ns * g_ghz,
+                    r.ns * g_ghz / (double)c->size, mbps(c->size, r.ns));
+            for (int x = IM_DEFAULT; x < IM_N; x++)
+                if (x != im && r.ratio[x] > 0)
+                    fprintf(f, "%.4f,", r.ratio[x]);
+                else
+                    fprintf(f, ",");
+            fprintf(f, "%d,%llu,%.4f,%s\n", reps, (unsigned long long)c->iters[im], g_ghz,
+                    g_kernel);
+        }
+    }
+    fclose(f);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Opens the JSON file with the run's metadata and every result; --threads appends its rows. */
+FILE *json_open(const char *path, const char *cpu, double load0, cell *cells, int ncells)
+{
+    FILE *json = fopen(path, "w");
+
+    if (json == NULL)
+        die("cannot write %s: %s", path, strerror(errno));
+    fprintf(json, "{\n  \"meta\": {\"openssl\": ");
+    json_str(json, OpenSSL_version(OPENSSL_VERSION));
+    fprintf(json, ", \"chapoly_module\": ");
+    json_str(json, g_module_desc);
+    fprintf(json, ", \"kernel\": ");
+    json_str(json, g_kernel);
+    fprintf(json, ", \"cpu\": ");
+    json_str(json, cpu);
+    fprintf(json, ", \"boringssl\": ");
+    json_str(json, g_boring_note);
+    fprintf(json, ", \"libsodium\": %s, \"core_ghz\": %.4f, \"tsc_ghz\": %.4f, "
+                  "\"reps\": %d, \"sample_ms\": %.1f, \"loadavg_start\": %.2f},\n",
+            g_have_sodium ? "true" : "false", g_ghz, g_tsc_ghz, cfg.reps, cfg.sample_ms,
+            load0);
+    fprintf(json, "  \"results\": [");
+    int first = 1;
+    for (int ci = 0; ci < ncells; ci++) {
+        cell *c = &cells[ci];
+        for (int im = 0; im < IM_N; im++) {
+            if (c->jobs[im] == NULL)
+                continue;
+            result r = summarize(c, im, cfg.reps);
+            fprintf(json, "%s\n    {\"op\": \"%s\", \"bytes\": %zu, \"impl\": \"%s\", "
+                          "\"status\": \"%s\"",
+                    first ? "" : ",", c->op->name, c->size, impl_name[im],
+                    c->broken[im] ? "broken" : c->checked ? "ok" : "unchecked");
+            first = 0;
+            if (r.valid) {
+                fprintf(json, ", \"ns\": %.2f, \"ns_min\": %.2f, \"ns_max\": %.2f, "
+                              "\"cycles\": %.1f, \"mb_per_s\": %.2f, \"samples_ns\": [",
+                        r.ns, r.ns_min, r.ns_max, r.ns * g_ghz, mbps(c->size, r.ns));
+                for (int k = 0; k < cfg.reps; k++)
+                    fprintf(json, "%s%.2f", k ? ", " : "", c->ns[im][k]);
+                fprintf(json, "], \"ratio\": {");
+                int f2 = 1;
+                for (int x = 0; x < IM_N; x++)
+                    if (x != im && r.ratio[x] > 0) {
+                        fprintf(json, "%s\"%s\": %.4f", f2 ? "" : ", ", impl_name[x], r.ratio[x]);
+                        f2 = 0;
+                    }
+                fprintf(json, "}");
+            }
+            fprintf(json, "}");
+        }
+    }
+    fprintf(json, "\n  ]");
+    return json;
+}
+
+void json_close(FILE *json)
+{
+    fprintf(json, "\n}\n");
+    fclose(json);
+}
+
+/* ------------------------------------------------------------------ */
+/* Plot                                                                */
+
+int plot(const char *png, cell *cells, int ncells, int reps)
+{
+    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
+        printf("\n(no plot: gnuplot not installed; apt-get install gnuplot-nox)\n");
+        return 0;
+    }
+    FILE *g = popen("gnuplot", "w");
+    int lines = 0;
+
+    if (g == NULL)
+        return 0;
+    for (int im = 0; im < IM_N; im++) {
+        fprintf(g, "$d%d << EOD\n", im);
+        for (int ci = 0; ci < ncells; ci++) {
+            cell *c = &cells[ci];
+            if (strcmp(c->op->name, "seal") != 0 || c->jobs[im] == NULL || c->broken[im])
+                continue;
+            result r = summarize(c, im, reps);
+            fprintf(g, "%zu %.3f\n", c->size, mbps(c->size, r.ns));
+        }
+        fprintf(g, "EOD\n");
+    }
+    fprintf(g, "set terminal pngcairo size 960,600 noenhanced font ',10'\n"
+               "set output '%s'\n"
+               "set title 'ChaCha20-Poly1305 seal through EVP (13-byte AAD, fresh nonce), "
+               "kernel %s, median of %d'\n"
+               "set xlabel 'message bytes'\nset ylabel 'MB/s (10^6 bytes/s)'\n"
+               "set logscale x 2\nset logscale y 10\nset grid\nset key left top\n"
+               "set format x '%%.0f'\n",
+               png, g_kernel, reps);
+    fprintf(g, "plot ");
+    for (int im = 0; im < IM_N; im++) {
+        int any = 0;
+        for (int ci = 0; ci < ncells; ci++)
+            if (strcmp(cells[ci].op->name, "seal") == 0 && cells[ci].jobs[im] && !cells[ci].broken[im])
+                any = 1;
+        if (!any)
+            continue;
+        fprintf(g, "%s$d%d using 1:2 with linespoints lw 2 title '%s'", lines ? ", " : "", im,
+                impl_name[im]);
+        lines++;
+    }
+    fprintf(g, "\n");
+    int rc = pclose(g);
+    if (lines == 0 || rc != 0) {
+        printf("\n(plot failed: no seal results or gnuplot error)\n");
+        return 0;
+    }
+    printf("\nplot: %s\n", png);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Closing lines                                                       */
+
+void print_footer(double t_start, int nbroken)
+{
+    double load1[3] = { 0 };
+
+    getloadavg(load1, 3);
+    printf("\nbursts dropped as preempted: %llu of %llu (%.1f%%); samples with no clean burst: %llu\n",
+           (unsigned long long)g_bursts_dropped, (unsigned long long)g_bursts_run,
+           g_bursts_run ? 100.0 * (double)g_bursts_dropped / (double)g_bursts_run : 0.0,
+           (unsigned long long)g_samples_dirty);
+    printf("load avg %.2f at end; total %.1f s%s\n", load1[0], (now_ns() - t_start) / 1e9,
+           nbroken ? "; SOME IMPLEMENTATIONS BROKEN (see above)" : "");
+}
