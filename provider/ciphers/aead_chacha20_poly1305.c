@@ -18,8 +18,12 @@
  * Every start or abandonment of a message forgets a tag that belonged to
  * the previous one, and the final that checks a tag consumes it.
  * TLS 1.2 record mode (after "tlsaad") bypasses the machine: one in-place
- * update seals or opens a whole record with the one-shot kernel; the fixed
+ * update seals or opens a whole record with the core's one-shot; the fixed
  * IV is not a per-message nonce (each record XORs in its sequence number).
+ *
+ * This file translates EVP calls and parameters into calls of the AEAD core
+ * (kernels/aead_core.h), which owns the message's keystream, MAC and batch
+ * shapes; here are only the state machine, the limits and the errors.
  */
 #include <string.h>
 #include <openssl/core_names.h>
@@ -27,7 +31,7 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include "prov.h"
-#include "chacha_stream.h"
+#include "aead_core.h"
 
 #define AEAD_KEYLEN 32
 #define AEAD_TAGLEN 16
@@ -48,13 +52,7 @@ typedef struct aead_ctx {
     enum aead_state state;
     uint8_t key[AEAD_KEYLEN];   /* master key bytes */
     uint8_t iv[XCHACHA_IVLEN];  /* as given; TLS 1.2: the fixed IV */
-    uint32_t nonce[3];          /* effective 96-bit nonce words */
-    chacha_stream cs;           /* effective key (XChaCha: subkey) + counter */
-    int mac_started;
-    uint8_t aad_buf[64];        /* short AAD waits for the key block batch */
-    size_t aad_buffered;
-    poly1305_state poly;
-    uint64_t aad_len, text_len;
+    chapoly_aead msg;           /* the message; its (sub)key serves TLS records too */
     uint8_t tag[AEAD_TAGLEN];   /* computed (enc) or expected (dec) */
     size_t tag_len;
     int tag_set;                /* dec: expected tag present */
@@ -119,28 +117,6 @@ static void *aead_dupctx(void *vctx)
     return chapoly_ctx_dup(vctx, sizeof(aead_ctx));
 }
 
-static void load_words(uint32_t *w, const uint8_t *b, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        w[i] = (uint32_t)b[4 * i] | ((uint32_t)b[4 * i + 1] << 8) |
-               ((uint32_t)b[4 * i + 2] << 16) | ((uint32_t)b[4 * i + 3] << 24);
-}
-
-/*
- * What a message that ends without a final leaves behind: its Poly1305 key
- * and accumulator (a final wipes them itself) and its unused keystream.
- */
-static void aead_wipe_leftovers(aead_ctx *c)
-{
-    if (c->mac_started && c->state != ST_DONE)
-        chapoly_wipe(&c->poly, sizeof(c->poly));
-    if (c->cs.ks_len != 0)
-        chapoly_wipe(c->cs.ks, c->cs.ks_len);
-    c->cs.ks_pos = c->cs.ks_len = 0;
-    c->cs.lazy_pos = 0;
-    c->mac_started = 0;
-}
-
 /* A new message starts: an expected tag set during the previous one is dropped. */
 static void aead_claim_tag(aead_ctx *c)
 {
@@ -149,27 +125,15 @@ static void aead_claim_tag(aead_ctx *c)
     c->tag_next = 0;
 }
 
-/* Derive the effective key and nonce and reset the message. */
+/* A message under the key and IV; the core drops what the previous one left. */
 static void aead_start(aead_ctx *c)
 {
-    aead_wipe_leftovers(c);
     aead_claim_tag(c);
-    if (c->ivlen == XCHACHA_IVLEN) {
-        uint8_t subkey[32];
-
-        c->k->hchacha20(subkey, c->key, c->iv);
-        chapoly_load_key(c->cs.key, subkey);
-        OPENSSL_cleanse(subkey, sizeof(subkey));
-        c->nonce[0] = 0;
-        load_words(c->nonce + 1, c->iv + 16, 2);
-    } else {
-        chapoly_load_key(c->cs.key, c->key);
-        load_words(c->nonce, c->iv, 3);
-    }
+    if (c->ivlen == XCHACHA_IVLEN)
+        chapoly_aead_start_x(&c->msg, c->k, c->key, c->iv);
+    else
+        chapoly_aead_start(&c->msg, c->k, c->key, c->iv);
     c->state = ST_START;
-    c->mac_started = 0;
-    c->aad_buffered = 0;
-    c->aad_len = c->text_len = 0;
     c->tag_ready = 0;
     c->tls_pending = 0;
 }
@@ -180,14 +144,13 @@ static void aead_start(aead_ctx *c)
  */
 static void aead_drop_iv(aead_ctx *c)
 {
-    aead_wipe_leftovers(c);
     if (!c->tag_next)
         c->tag_set = 0;
     c->tag_ready = 0;
     c->tls_pending = 0;
     c->iv_set = 0;
     c->state = ST_NEED_KEY_IV;
-    chapoly_wipe(c->cs.key, sizeof(c->cs.key)); /* the old message's (sub)key */
+    chapoly_aead_clear(&c->msg); /* its MAC state, keystream and (sub)key */
 }
 
 static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
@@ -234,35 +197,6 @@ static int aead_dinit(void *vctx, const unsigned char *key, size_t keylen,
     return aead_init(vctx, 0, key, keylen, iv, ivlen, params);
 }
 
-/*
- * One-time Poly1305 key = first 32 bytes of block 0; text starts at block 1.
- * Used when the key is needed before any text: AAD longer than aad_buf
- * (then 'ahead' keystream blocks come from the same kernel call, for the
- * text that follows) or a final with no text. Text arriving first goes
- * through aead_first_text instead. Buffered AAD is hashed here.
- */
-static void aead_mac_start(aead_ctx *c, unsigned ahead)
-{
-    uint8_t otk[32];
-
-    chacha_stream_start_otk(c->k, &c->cs, c->nonce, ahead, otk);
-    chapoly_poly1305_init(c->k, &c->poly, otk);
-    chapoly_wipe(otk, sizeof(otk));
-    if (c->aad_buffered > 0)
-        chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
-    c->aad_buffered = 0;
-    c->mac_started = 1;
-}
-
-static void aead_mac_pad16(aead_ctx *c)
-{
-    if (c->poly.buflen > 0) {
-        memset(c->poly.buf + c->poly.buflen, 0, POLY1305_BLOCK_BYTES - c->poly.buflen);
-        c->k->poly1305_blocks(&c->poly, c->poly.buf, POLY1305_BLOCK_BYTES, 1);
-        c->poly.buflen = 0;
-    }
-}
-
 static int aead_ready(aead_ctx *c)
 {
     if (c->state == ST_NEED_KEY_IV) {
@@ -299,7 +233,7 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "TLS record output buffer too small");
         return 0;
     }
-    if (chacha_partially_overlapping(out, in, inl)) {
+    if (chacha20_partially_overlapping(out, in, inl)) {
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
@@ -311,12 +245,12 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
     chapoly_count(c->pc, &c->pc->aead_messages);
     if (c->enc) {
         chapoly_aead_seal(c->k, out, out + plen, in, plen, c->tls_aad, TLS_AAD_LEN,
-                          c->cs.key, nonce);
+                          chapoly_aead_key(&c->msg), nonce);
         *outl = inl;
         return 1;
     }
     ok = chapoly_aead_open(c->k, out, in, plen, c->tls_aad, TLS_AAD_LEN, in + plen,
-                           AEAD_TAGLEN, c->cs.key, nonce);
+                           AEAD_TAGLEN, chapoly_aead_key(&c->msg), nonce);
     if (!ok) {
         OPENSSL_cleanse(out, plen); /* never leave anything that looks like plaintext */
         *outl = 0;
@@ -327,134 +261,10 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
     return 1;
 }
 
-/*
- * Text that is not a whole kilobyte goes through the cipher and MAC kernels
- * in turn, in chunks of this size, so it is hashed while it is still in L1;
- * whole kilobytes go to the stitched kernel.
- */
-#define AEAD_CHUNK 8192
-
-/*
- * First text of a message, up to AEAD_ONECALL_MAX bytes: the Poly1305 key
- * block and every keystream block of this update come from ONE kernel call
- * shaped as [key block || text], so the kernel picks one batch shape for
- * the whole packet (a row set, two row sets, a 16-lane batch...).
- * Into a separate buffer, the text is XORed straight from in to out and
- * the MAC reads the ciphertext where it is. In place, the kernel writes
- * the text to a stack buffer that is then copied out: opening must hash
- * the ciphertext before it is overwritten (the key to hash it comes from
- * the same batch), and for sealing the copy measured no slower in the TLS
- * benchmarks (libssl seals and opens in place, data it has just copied)
- * than XORing in place. Levels without chacha20_xor_kb copy the text in
- * and the result out of one buffer.
- */
-#define AEAD_ONECALL_MAX (2048 - 64)
-
-static int aead_overlap(const unsigned char *a, const unsigned char *b, size_t n)
-{
-    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b;
-
-    return x < y + n && y < x + n;
-}
-
-/* AAD buffered so far, zero-padded, into the MAC (spare end of the key block if it fits). */
-static void aead_hash_aad_buf(aead_ctx *c, uint8_t kb[64])
-{
-    size_t apad = (c->aad_buffered + 15) & ~(size_t)15;
-
-    if (apad == 0)
-        return;
-    if (apad <= 32) { /* kb[32..63]: block 0's keystream that nothing uses */
-        memcpy(kb + 64 - apad, c->aad_buf, c->aad_buffered);
-        memset(kb + 64 - apad + c->aad_buffered, 0, apad - c->aad_buffered);
-        c->k->poly1305_blocks(&c->poly, kb + 64 - apad, apad, 1);
-    } else {
-        chapoly_poly1305_update(c->k, &c->poly, c->aad_buf, c->aad_buffered);
-        aead_mac_pad16(c);
-    }
-    c->aad_buffered = 0;
-}
-
-/* defer: bytes at the end of the ciphertext left for the caller to hash (sealing) */
-static void aead_first_text(aead_ctx *c, unsigned char *out, const unsigned char *in,
-                            size_t inl, size_t defer)
-{
-    size_t nblk = (inl + 63) / 64, tail = inl & 63;
-    int overlap = aead_overlap(out, in, inl);
-
-    chacha_stream_start(&c->cs, 0, c->nonce);
-    c->mac_started = 1;
-    if (!overlap || c->k->chacha20_xor_kb != NULL) {
-        _Alignas(64) uint8_t kb[64], tmp[AEAD_ONECALL_MAX];
-        uint8_t *dst = overlap ? tmp : out; /* in place: the text lands in tmp first */
-
-        chapoly_chacha20_xor_kb(c->k, kb, dst, in, inl, c->cs.key, c->cs.cn);
-        chapoly_poly1305_init(c->k, &c->poly, kb);
-        aead_hash_aad_buf(c, kb);
-        chapoly_wipe(kb, sizeof(kb));
-        chapoly_poly1305_update(c->k, &c->poly, c->enc ? dst : in, inl - defer);
-        if (overlap) {
-            memcpy(out, tmp, inl);
-            chapoly_wipe(tmp, inl);
-        }
-        if (tail) { /* the rest of the last block is recomputed if more text comes */
-            c->cs.lazy_cn[0] = (uint32_t)nblk;
-            c->cs.lazy_cn[1] = c->cs.cn[1];
-            c->cs.lazy_cn[2] = c->cs.cn[2];
-            c->cs.lazy_cn[3] = c->cs.cn[3];
-            c->cs.lazy_pos = (unsigned)tail;
-        }
-        c->cs.cn[0] = (uint32_t)(1 + nblk);
-        return;
-    }
-
-    _Alignas(64) uint8_t buf[2048];
-    size_t total = 64 * (1 + nblk);
-
-    memset(buf, 0, 64);
-    memcpy(buf + 64, in, inl);
-    memset(buf + 64 + inl, 0, total - 64 - inl);
-    c->k->chacha20_xor(buf, buf, total, c->cs.key, c->cs.cn);
-    c->cs.cn[0] = (uint32_t)(1 + nblk);
-    chapoly_poly1305_init(c->k, &c->poly, buf);
-    aead_hash_aad_buf(c, buf);
-    /* the ciphertext: here (sealing) or in, before out (== in) changes */
-    chapoly_poly1305_update(c->k, &c->poly, c->enc ? buf + 64 : in, inl - defer);
-    memcpy(out, buf + 64, inl);
-    if (tail) {
-        /* bytes tail..63 of the last block are pure keystream (text was zero there) */
-        memcpy(c->cs.ks, buf + 64 * nblk, 64);
-        c->cs.ks_pos = (unsigned)tail;
-        c->cs.ks_len = 64;
-    }
-    chapoly_wipe(buf, total);
-}
-
-/*
- * The keystream and the MAC input both sit on a block boundary: no spare
- * keystream, no partial Poly1305 block (text starts 16-byte aligned in the
- * MAC input, so both hold at every multiple of 64 bytes of text).
- */
-static int aead_aligned(const aead_ctx *c)
-{
-    return c->cs.lazy_pos == 0 && c->cs.ks_pos == c->cs.ks_len && c->poly.buflen == 0;
-}
-
-/* Bytes of text up to the next point where aead_aligned holds (1..192). */
-static size_t aead_to_boundary(const aead_ctx *c)
-{
-    if (c->cs.lazy_pos != 0)
-        return 64 - c->cs.lazy_pos;
-    if (c->cs.ks_pos < c->cs.ks_len)
-        return c->cs.ks_len - c->cs.ks_pos;
-    return POLY1305_BLOCK_BYTES - c->poly.buflen; /* not reached: see above */
-}
-
 static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                        size_t outsize, const unsigned char *in, size_t inl)
 {
     aead_ctx *c = vctx;
-    const unsigned char *pre = NULL; /* sealing: a kilobyte of ciphertext not hashed yet */
 
     if (c->tls_pending)
         return aead_tls_record(c, out, outl, outsize, in, inl);
@@ -478,15 +288,7 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                         inl);
             return 0;
         }
-        if (!c->mac_started && inl <= sizeof(c->aad_buf) - c->aad_buffered) {
-            memcpy(c->aad_buf + c->aad_buffered, in, inl);
-            c->aad_buffered += inl;
-        } else {
-            if (!c->mac_started)
-                aead_mac_start(c, CHACHA_STREAM_AHEAD);
-            chapoly_poly1305_update(c->k, &c->poly, in, inl);
-        }
-        c->aad_len += inl;
+        chapoly_aead_aad(&c->msg, in, inl);
         c->state = ST_AAD;
         *outl = inl; /* as the default provider reports AAD */
         return 1;
@@ -495,74 +297,24 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small");
         return 0;
     }
-    if (inl > AEAD_MAX_TEXT - c->text_len) {
+    if (inl > AEAD_MAX_TEXT - c->msg.text_len) {
         CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
                     "message exceeds the ChaCha20-Poly1305 limit of 2^38 - 64 bytes");
         return 0;
     }
-    if (chacha_partially_overlapping(out, in, inl)) {
+    if (chacha20_partially_overlapping(out, in, inl)) {
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
+    chapoly_aead_text(&c->msg, out, in, inl, c->enc);
+    c->state = ST_TEXT;
     *outl = inl;
-    if (!c->mac_started) {
-        /*
-         * A long first update starts with one or two 16-lane batches, so that
-         * whole kilobytes, and less than a block after them, are left for
-         * the stitched kernel; sealing 3 KiB or more, the last kilobyte of
-         * the first batch is hashed beside the next kilobyte's ChaCha20.
-         */
-        size_t n = chapoly_aead_head(inl);
-
-        if (c->enc && n >= 1024 && inl - n >= 1024)
-            pre = out + n - 1024;
-        aead_first_text(c, out, in, n, pre != NULL ? 1024 : 0);
-        c->state = ST_TEXT;
-        c->text_len = n;
-        in += n;
-        out += n;
-        inl -= n;
-    }
-    if (c->state != ST_TEXT) {
-        aead_mac_pad16(c);
-        c->state = ST_TEXT;
-    }
-    for (size_t done = 0; done < inl;) {
-        size_t n = inl - done < AEAD_CHUNK ? inl - done : AEAD_CHUNK;
-
-        if (aead_aligned(c)) {
-            size_t whole = (inl - done) & ~(size_t)1023;
-
-            if (whole > 0) {
-                /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
-                chapoly_aead_xor_hash(c->k, out + done, in + done, whole, c->cs.key,
-                                      c->cs.cn, &c->poly, pre, c->enc);
-                pre = NULL;
-                chacha_stream_advance(&c->cs, whole / 64);
-                done += whole;
-                continue;
-            }
-        } else if (inl - done >= 1024) {
-            n = aead_to_boundary(c); /* then the rest goes the stitched way */
-        }
-        if (c->enc) {
-            chacha_stream_xor(c->k, &c->cs, out + done, in + done, n);
-            chapoly_poly1305_update(c->k, &c->poly, out + done, n);
-        } else {
-            chapoly_poly1305_update(c->k, &c->poly, in + done, n);
-            chacha_stream_xor(c->k, &c->cs, out + done, in + done, n);
-        }
-        done += n;
-    }
-    c->text_len += inl;
     return 1;
 }
 
 static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsize)
 {
     aead_ctx *c = vctx;
-    uint8_t last[2 * POLY1305_BLOCK_BYTES];
-    size_t n;
     int ok = 1;
 
     (void)out;
@@ -579,39 +331,17 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
         CHAPOLY_ERR(PROV_R_TAG_NOT_SET, "decryption needs the expected tag before final");
         return 0;
     }
-    if (!c->mac_started)
-        aead_mac_start(c, 0);
-    /* the zero-padded last partial block and the lengths in one call */
-    n = 0;
-    if (c->poly.buflen > 0) {
-        memcpy(last, c->poly.buf, c->poly.buflen);
-        memset(last + c->poly.buflen, 0, POLY1305_BLOCK_BYTES - c->poly.buflen);
-        c->poly.buflen = 0;
-        n = POLY1305_BLOCK_BYTES;
-    }
-    for (int i = 0; i < 8; i++) {
-        last[n + i] = (uint8_t)(c->aad_len >> (8 * i));
-        last[n + 8 + i] = (uint8_t)(c->text_len >> (8 * i));
-    }
-    c->k->poly1305_blocks(&c->poly, last, n + POLY1305_BLOCK_BYTES, 1);
     c->state = ST_DONE;
     chapoly_count(c->pc, &c->pc->aead_messages);
     if (c->enc) {
-        c->k->poly1305_final(&c->poly, c->tag);
+        chapoly_aead_finish(&c->msg, c->tag);
         c->tag_ready = 1;
     } else {
-        uint8_t calc[AEAD_TAGLEN];
-
-        c->k->poly1305_final(&c->poly, calc);
-        ok = CRYPTO_memcmp(calc, c->tag, c->tag_len) == 0;
-        chapoly_wipe(calc, sizeof(calc));
+        ok = chapoly_aead_verify(&c->msg, c->tag, c->tag_len);
         c->tag_set = c->tag_next = 0; /* an expected tag serves one message */
         if (!ok)
             CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "tag mismatch: message not authentic");
     }
-    chapoly_wipe(c->cs.ks, c->cs.ks_len); /* unused keystream; the key stays for re-init */
-    c->cs.ks_pos = c->cs.ks_len = 0;
-    c->cs.lazy_pos = 0;
     return ok;
 }
 
@@ -865,7 +595,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                 uint64_t t;
                 if (p->data == NULL || !OSSL_PARAM_get_uint64(p, &t) || t > AEAD_MAX_TEXT)
                     return 0;
-                c->text_len = t; /* only the length accounting; not for real use */
+                c->msg.text_len = t; /* only the length accounting; not for real use */
             }
             break;
 #endif

@@ -8,7 +8,7 @@
 #include <openssl/crypto.h>
 #include <openssl/params.h>
 #include "prov.h"
-#include "chacha_stream.h"
+#include "chacha20_stream.h"
 
 #define CHACHA20_KEYLEN 32
 #define CHACHA20_IVLEN 16
@@ -17,7 +17,7 @@ typedef struct chacha20_ctx {
     const chapoly_kernels *k;
     int key_set, iv_set;
     uint8_t iv[CHACHA20_IVLEN];
-    chacha_stream cs;
+    chacha20_stream cs;
 } chacha20_ctx;
 
 static OSSL_FUNC_cipher_newctx_fn chacha20_newctx;
@@ -76,14 +76,14 @@ static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keyle
     if (key != NULL || iv != NULL) {
         /*
          * Like the default provider, any (re)init restarts the stream at the
-         * IV; chacha_stream_start wipes the previous stream's spare keystream.
+         * IV; chacha20_stream_start wipes the previous stream's spare keystream.
          */
         uint32_t w[4];
 
         for (int i = 0; i < 4; i++)
             w[i] = (uint32_t)c->iv[4 * i] | ((uint32_t)c->iv[4 * i + 1] << 8) |
                    ((uint32_t)c->iv[4 * i + 2] << 16) | ((uint32_t)c->iv[4 * i + 3] << 24);
-        chacha_stream_start(&c->cs, w[0], w + 1);
+        chacha20_stream_start(&c->cs, w[0], w + 1);
     }
     return chacha20_set_ctx_params(c, params);
 }
@@ -135,11 +135,11 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small");
         return 0;
     }
-    if (chacha_partially_overlapping(out, in, inl)) {
+    if (chacha20_partially_overlapping(out, in, inl)) {
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
-    chacha_stream_xor(c->k, &c->cs, out, in, inl);
+    chacha20_stream_xor(c->k, &c->cs, out, in, inl);
     *outl = inl;
     return 1;
 }
