@@ -288,7 +288,7 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
 }
 
 /* The zero-padded last partial block and the lengths in one call, then the tag. */
-static void aead_tag(chapoly_aead *a, uint8_t tag[16])
+static void aead_lengths_tag(chapoly_aead *a, uint8_t tag[16])
 {
     poly1305_state *st = &a->poly;
     uint8_t last[2 * POLY1305_BLOCK_BYTES];
@@ -306,11 +306,34 @@ static void aead_tag(chapoly_aead *a, uint8_t tag[16])
     store64_le(last + n + 8, a->text_len);
     a->k->poly1305_blocks(st, last, n + POLY1305_BLOCK_BYTES, 1);
     a->k->poly1305_final(st, tag);
-    if (a->cs.ks_len != 0) /* unused keystream; the key stays */
+    a->phase = PH_DONE;
+}
+
+/* Unused keystream wiped; the key stays. */
+static void aead_drop_keystream(chapoly_aead *a)
+{
+    if (a->cs.ks_len != 0)
         chapoly_wipe(a->cs.ks, a->cs.ks_len);
     a->cs.ks_pos = a->cs.ks_len = 0;
     a->cs.lazy_pos = 0;
-    a->phase = PH_DONE;
+}
+
+static void aead_tag(chapoly_aead *a, uint8_t tag[16])
+{
+    aead_lengths_tag(a, tag);
+    aead_drop_keystream(a);
+}
+
+/* The tag against the first taglen bytes of tag[], in constant time; 1 if equal. */
+static int aead_check(chapoly_aead *a, const uint8_t *tag, size_t taglen)
+{
+    uint8_t calc[16];
+    int bad;
+
+    aead_lengths_tag(a, calc);
+    bad = taglen < 1 || taglen > 16 || chapoly_ct_memneq(calc, tag, taglen);
+    aead_wipe_small(calc, sizeof(calc));
+    return !bad;
 }
 
 /* ---- streaming API ---- */
@@ -319,10 +342,7 @@ void chapoly_aead_end(chapoly_aead *a)
 {
     if (a->phase == PH_AAD || a->phase == PH_TEXT)
         chapoly_wipe(&a->poly, sizeof(a->poly)); /* a finish wipes it itself */
-    if (a->cs.ks_len != 0)
-        chapoly_wipe(a->cs.ks, a->cs.ks_len);
-    a->cs.ks_pos = a->cs.ks_len = 0;
-    a->cs.lazy_pos = 0;
+    aead_drop_keystream(a);
     a->phase = PH_DONE;
 }
 
@@ -380,11 +400,68 @@ void chapoly_aead_finish(chapoly_aead *a, uint8_t tag[16])
 
 int chapoly_aead_verify(chapoly_aead *a, const uint8_t *tag, size_t taglen)
 {
-    uint8_t calc[16];
-    int bad;
+    int ok = aead_check(a, tag, taglen);
 
-    aead_tag(a, calc);
-    bad = chapoly_ct_memneq(calc, tag, taglen);
-    aead_wipe_small(calc, sizeof(calc));
-    return !bad;
+    aead_drop_keystream(a);
+    return ok;
+}
+
+/* ---- one-shot (TLS 1.2 records, and whatever needs a whole message at once) ---- */
+
+void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
+                       const uint8_t *in, size_t len, const uint8_t *aad,
+                       size_t aadlen, const uint32_t key[8],
+                       const uint8_t nonce[12])
+{
+    chapoly_aead a;
+
+    aead_begin(&a, k, key, nonce);
+    a.aad_len = aadlen;
+    aead_text(&a, out, in, len, 1, aad, aadlen); /* the AAD straight from the caller */
+    aead_tag(&a, tag);
+    aead_wipe_small(a.cs.key, sizeof(a.cs.key));
+}
+
+/*
+ * The ciphertext is hashed and the tag checked before any plaintext is
+ * written. Up to AEAD_HEAD_MAX bytes (the common TLS/QUIC case), one kernel
+ * call makes the key block and the plaintext in a stack buffer, copied out
+ * once the tag is good; longer, the key block comes with keystream ahead
+ * and the text is decrypted after the check.
+ */
+int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
+                      const uint8_t *in, size_t len, const uint8_t *aad,
+                      size_t aadlen, const uint8_t *tag, size_t taglen,
+                      const uint32_t key[8], const uint8_t nonce[12])
+{
+    chapoly_aead a;
+    int ok;
+
+    aead_begin(&a, k, key, nonce);
+    a.aad_len = aadlen;
+    a.text_len = len;
+    if (len <= AEAD_HEAD_MAX) {
+        _Alignas(64) uint8_t s[2048];
+
+        aead_first_batch(&a, s, in, len);
+        aead_key_block(&a, s, aad, aadlen);
+        chapoly_poly1305_update(k, &a.poly, in, len);
+        a.phase = PH_TEXT;
+        ok = aead_check(&a, tag, taglen);
+        if (ok && len > 0)
+            memcpy(out, s + 64, len);
+        chapoly_wipe(s, 64 * (1 + (len + 63) / 64));
+    } else {
+        aead_key_ahead(&a, CHACHA20_STREAM_AHEAD);
+        chapoly_poly1305_update(k, &a.poly, aad, aadlen);
+        aead_pad16(&a);
+        chapoly_poly1305_update(k, &a.poly, in, len);
+        a.phase = PH_TEXT;
+        ok = aead_check(&a, tag, taglen);
+        if (ok)
+            chacha20_stream_xor(k, &a.cs, out, in, len);
+        aead_drop_keystream(&a);
+    }
+    aead_wipe_small(a.cs.key, sizeof(a.cs.key));
+    return ok;
 }

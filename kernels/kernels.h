@@ -164,20 +164,12 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint32_t ctr_nonce[4], poly1305_state *st,
                            const uint8_t *pre, int enc);
 
-/*
- * AEAD text that goes into the first ChaCha20 batch (beside the key block)
- * when len bytes arrive at once: all of it up to 1984 bytes, else a length
- * that leaves whole kilobytes (and less than a block) for aead_xor_hash;
- * from 3072 bytes on at least 1024, so its last kilobyte can be that
- * call's 'pre'.
- */
-size_t chapoly_aead_head(size_t len);
-
 /* key bytes -> key words (little-endian). */
 void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);
 
 /*
- * One-shot AEAD_CHACHA20_POLY1305 (RFC 8439 2.8). len must be below
+ * One-shot AEAD_CHACHA20_POLY1305 (RFC 8439 2.8), in aead_core.c on the
+ * same message state and code as the streaming AEAD. len must be below
  * 2^38 - 64 (callers enforce it). seal writes len bytes to out and the
  * 16-byte tag. open verifies the first taglen (1..16) bytes of the tag in
  * constant time before writing anything: on success it writes len bytes of
