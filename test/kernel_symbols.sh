@@ -18,7 +18,10 @@ for obj in "$@"; do
     src=${src%.o}
     src=${src%.obj}
     # POSIX format: name type [value size]
-    "$nm" -P -g --defined-only "$obj" | awk -v src="$src" '$2 ~ /^[TDRB]$/ { print $1, src }' >> "$tmp.def"
+    # C identifiers only: sanitizer builds add symbols such as __odr_asan.x
+    "$nm" -P -g --defined-only "$obj" |
+        awk -v src="$src" '$2 ~ /^[TDRB]$/ && $1 ~ /^[A-Za-z_][A-Za-z0-9_]*$/ { print $1, src }' \
+        >> "$tmp.def"
     "$nm" -P -u "$obj" | awk -v src="$src" '{ print src, $1 }' >> "$tmp.ref"
 done
 if [ ! -s "$tmp.def" ]; then

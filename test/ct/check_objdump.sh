@@ -2,8 +2,8 @@
 # check_objdump.sh OBJDUMP OBJECT...
 #
 # Static constant-time inspection of kernel object files, for the code that
-# valgrind cannot execute (valgrind 3.19 has no AVX-512, so the avx512vl and
-# avx512 levels never run under ct_kernels). Every object given is listed;
+# valgrind cannot execute (valgrind 3.19 has no AVX-512, so the AVX-512
+# levels never run under ct_kernels). Every object given is listed;
 # the rules apply to all of them.
 #
 # Fails on:
