@@ -3,7 +3,8 @@
  *
  * Pure C (plus intrinsics in the per-ISA files). Nothing here knows about
  * OpenSSL; the provider glue reaches the kernels only through a
- * chapoly_kernels table, picked once by chapoly_kernels_select().
+ * chapoly_kernels table, picked once by chapoly_kernels_select(), and
+ * through the AEAD core (aead_core.h), which drives such a table.
  *
  * Conventions shared by every kernel level:
  *  - ChaCha20 state words follow RFC 8439: key[8] are the eight little-endian
@@ -42,7 +43,9 @@ extern "C" {
  * Poly1305 state. The layout of 'priv' belongs to the kernel level that
  * initialised it (radix 2^64 scalar, 2^26 AVX2 or 2^44 IFMA hash, key
  * powers); a state must be driven by the same table from init to final.
- * 'buf'/'buflen' are used only by the streaming helpers below.
+ * 'buf'/'buflen' hold MAC input short of a block between calls: the
+ * streaming helpers below and the AEAD core (aead_core.c) use them; the
+ * kernels never do.
  */
 #define POLY1305_PRIV_WORDS 192
 typedef struct poly1305_state {
@@ -76,19 +79,6 @@ typedef struct chapoly_kernels {
                             unsigned padbit);
     /* Writes the tag of everything hashed so far and wipes st->priv. */
     void (*poly1305_final)(poly1305_state *st, uint8_t tag[16]);
-
-    /*
-     * Optional fused one-shot AEAD (RFC 8439 2.8) for this level; NULL means
-     * the generic composition in common.c. Same contract as chapoly_aead_seal
-     * and chapoly_aead_open below.
-     */
-    void (*aead_seal)(uint8_t *out, uint8_t tag[16], const uint8_t *in,
-                      size_t len, const uint8_t *aad, size_t aadlen,
-                      const uint32_t key[8], const uint8_t nonce[12]);
-    int (*aead_open)(uint8_t *out, const uint8_t *in, size_t len,
-                     const uint8_t *aad, size_t aadlen, const uint8_t *tag,
-                     size_t taglen, const uint32_t key[8],
-                     const uint8_t nonce[12]);
 
     /*
      * Optional (NULL: the helper chapoly_aead_xor_hash composes it): ChaCha20

@@ -1,8 +1,8 @@
 /*
- * Internal to kernels/: per-level tables, little-endian helpers and the
- * CPU feature probe. Each ISA file defines one table,
- * chapoly_kernels_<isa>, and may leave entries it does not accelerate
- * pointing at the portable functions declared here.
+ * Internal to kernels/: the tables, little-endian helpers and the CPU
+ * feature probe. The tables are defined in level_<isa>.c (the portable one
+ * in dispatch.c); a table may point entries its ISA does not accelerate at
+ * the portable functions declared here.
  */
 #ifndef CHAPOLY_KERNELS_IMPL_H
 #define CHAPOLY_KERNELS_IMPL_H
