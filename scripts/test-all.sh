@@ -9,25 +9,38 @@
 # Usage: scripts/test-all.sh [--quick | --check-tools]
 #   --quick        build-test, quick label only
 #   --check-tools  only check (and on Debian install) the tools, then exit
+# The developer's inner loop is not this script but one layer's label in an
+# existing build directory (labels: kernels, evp, tls, cli, clients, ct,
+# valgrind; see README.md, "How chapoly is tested"):
+#   cmake --build build -j && (cd build && ctest -L kernels)    # about 4 s
 #
 # First every tool the suite uses must be there. On Debian the missing
 # packages are installed (apt-get, no recommends) when this runs as root or
 # `sudo -n` works; otherwise it stops at once and prints the apt-get line to
 # run. The builds are then configured with -DCHAPOLY_REQUIRE_TEST_TOOLS=ON and
 # run with CHAPOLY_REQUIRE_TOOLS=1, so a tool that is still missing is a
-# failure, never a silently smaller suite. Every build runs even when an
-# earlier one failed; a summary at the end names each build's result, and the
-# exit status is nonzero if any failed.
+# failure, never a silently smaller suite. Every build is compiled with
+# -DCHAPOLY_WERROR=ON: a compiler warning (gcc or clang) fails it. Every build
+# runs even when an earlier one failed; a summary at the end names each
+# build's result, and the exit status is nonzero if any failed.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 mode=all
+usage() {
+    echo "usage: $0 [--quick | --check-tools]"
+    echo "inner loop, in a build directory: ctest -L kernels (about 4 s; or evp, tls, '^cli\$', ...)"
+}
 case "${1:-}" in
     "") ;;
     --quick) mode=quick ;;
     --check-tools) mode=check ;;
+    -h | --help)
+        usage
+        exit 0
+        ;;
     *)
-        echo "usage: $0 [--quick | --check-tools]" >&2
+        usage >&2
         exit 2
         ;;
 esac
@@ -176,6 +189,7 @@ run_build() {
     # every option spelled out, so a reused build directory cannot keep a stale one
     if ! cmake -S "$here" -B "$here/$dir" -DCHAPOLY_SIMD=ON -DCHAPOLY_SANITIZE=OFF \
         -DCHAPOLY_TSAN=OFF -DCHAPOLY_FUZZ=OFF -DCHAPOLY_TESTS=ON -DCHAPOLY_REQUIRE_TEST_TOOLS=ON \
+        -DCHAPOLY_WERROR=ON \
         -DCHAPOLY_VECTOR_DIR="$here/test/vectors" "$@" > "$here/$dir/configure.log" 2>&1; then
         cat "$here/$dir/configure.log"
         what="configure failed (log: $dir/configure.log)"
