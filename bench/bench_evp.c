@@ -78,7 +78,7 @@ static void usage(FILE *f)
             "  --no-boringssl, --no-sodium   leave those out\n"
             "  --loop OP:IMPL:BYTES:COUNT   run one loop untimed and exit, for profilers, e.g.\n"
             "                    valgrind --tool=callgrind --toggle-collect=bench_loop bench_evp --loop seal:chapoly:16:20000\n"
-            "Environment: CHAPOLY_KERNEL=portable|avx2|avx512vl|avx512 selects chapoly's kernels.\n");
+            "Environment: CHAPOLY_KERNEL=portable|avx2|avx512vl|avx512|avx512-noifma selects chapoly's kernels.\n");
 }
 
 static void parse_sizes(const char *s)
