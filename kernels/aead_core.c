@@ -92,13 +92,11 @@ static void aead_key_block(chapoly_aead *a, uint8_t kb[64], const uint8_t *aad, 
     size_t apad = (aadlen + 15) & ~(size_t)15;
 
     chapoly_poly1305_init(a->k, &a->poly, kb);
-    if (apad == 0) {
-        /* nothing */
-    } else if (apad <= 32) { /* kb[32..63]: block 0's keystream that nothing uses */
+    if (apad > 0 && apad <= 32) { /* kb[32..63]: block 0's keystream that nothing uses */
         memcpy(kb + 64 - apad, aad, aadlen);
         memset(kb + 64 - apad + aadlen, 0, apad - aadlen);
         a->k->poly1305_blocks(&a->poly, kb + 64 - apad, apad, 1);
-    } else {
+    } else if (apad > 32) {
         chapoly_poly1305_update(a->k, &a->poly, aad, aadlen);
         aead_pad16(a);
     }
