@@ -110,7 +110,7 @@ stitched(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key[8],
     uint32_t c0 = cn[0];
     v3 a = v3_zero(), b = v3_zero();
 
-    poly1305_ifma_powers(p, 1);
+    poly1305_powers_avx512ifma(p, 1);
     v3_store(hadd, v3_zero());
     if (st & ST_L16) {
         a = v3_load(p + W_LANES);

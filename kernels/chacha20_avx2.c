@@ -20,38 +20,20 @@
  * 1.53 to 1.33 cycles/byte (gcc 12); the compiler still spills some round
  * state of its own (as secret as the key: the rounds are invertible). The
  * vector work therefore runs in out-of-line functions and the caller
- * overwrites their stack area afterwards (scrub_stack_*).
+ * overwrites their stack area afterwards (scrub_stack_*). The setup,
+ * feed-forward, transpose and stores are shared with the "avx512vl" level
+ * (chacha20_ymm.h).
  *
  * Counter: every lane/row offset is a 32-bit add to word 12, so the block
  * counter wraps modulo 2^32 inside a call, as in the portable kernel. The
  * compiler ends every function that touches ymm with vzeroupper.
  */
-#include <immintrin.h>
-#include "kernels_impl.h"
-
-void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
-                       const uint32_t key[8], const uint32_t ctr_nonce[4]);
-
-#define SIGMA0 0x61707865u /* "expand 32-byte k" */
-#define SIGMA1 0x3320646eu
-#define SIGMA2 0x79622d32u
-#define SIGMA3 0x6b206574u
-
-/*
- * Makes the compiler forget where a key pointer points. Used once before a
- * batch's rounds and once after them, so the key broadcasts are re-read from
- * the caller's key (loads, or memory operands of the feed-forward adds) and
- * never kept live across the rounds: otherwise the compiler parks 8-12
- * broadcast key vectors in stack slots that nobody wipes.
- */
-#define OPAQUE_PTR(p) __asm__ volatile("" : "+r"(p))
+#include "chacha20_ymm.h"
 
 /* vpshufb patterns rotating each 32-bit word left by 16 and by 8 bits. */
 #define ROT16_BYTES 2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13
 #define ROT8_BYTES 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14
 
-#define ADD8(a, b) _mm256_add_epi32(a, b)
-#define XOR8(a, b) _mm256_xor_si256(a, b)
 #define ROLS8(a, n) _mm256_or_si256(_mm256_slli_epi32(a, n), _mm256_srli_epi32(a, 32 - (n)))
 
 #define QR_YMM(a, b, c, d)                                                  \
@@ -97,19 +79,6 @@ CHAPOLY_INLINE __m256i rot_pat(int which)
         h = _mm256_shuffle_epi8(h, rot_pat(1));                             \
         c = ADD8(c, d); g = ADD8(g, h); b = XOR8(b, c); f = XOR8(f, g);     \
         ROTB2(b, f, 7);                                                     \
-    } while (0)
-
-#define DIAG_YMM(b, c, d)                                           \
-    do {                                                            \
-        b = _mm256_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1));       \
-        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));       \
-        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(2, 1, 0, 3));       \
-    } while (0)
-#define UNDIAG_YMM(b, c, d)                                         \
-    do {                                                            \
-        b = _mm256_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3));       \
-        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));       \
-        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));       \
     } while (0)
 
 CHAPOLY_INLINE void xor32(uint8_t *out, const uint8_t *in, __m256i ks)
@@ -198,22 +167,7 @@ CHAPOLY_INLINE void cols8(uint8_t *out, const uint8_t *in, size_t len,
     const uint32_t *key = key_words;
 
     OPAQUE_PTR(key);
-    __m256i x0 = _mm256_set1_epi32((int)SIGMA0);
-    __m256i x1 = _mm256_set1_epi32((int)SIGMA1);
-    __m256i x2 = _mm256_set1_epi32((int)SIGMA2);
-    __m256i x3 = _mm256_set1_epi32((int)SIGMA3);
-    __m256i x4 = _mm256_set1_epi32((int)key[0]);
-    __m256i x5 = _mm256_set1_epi32((int)key[1]);
-    __m256i x6 = _mm256_set1_epi32((int)key[2]);
-    __m256i x7 = _mm256_set1_epi32((int)key[3]);
-    __m256i x8 = _mm256_set1_epi32((int)key[4]);
-    __m256i x9 = _mm256_set1_epi32((int)key[5]);
-    __m256i x10 = _mm256_set1_epi32((int)key[6]);
-    __m256i x11 = _mm256_set1_epi32((int)key[7]);
-    __m256i x12 = ctr;
-    __m256i x13 = _mm256_set1_epi32((int)n1);
-    __m256i x14 = _mm256_set1_epi32((int)n2);
-    __m256i x15 = _mm256_set1_epi32((int)n3);
+    COLS_INIT_YMM(key, ctr, n1, n2, n3);
 
     /*
      * 16 state words + 2 rotate temporaries do not fit 16 registers: two of
@@ -246,121 +200,48 @@ CHAPOLY_INLINE void cols8(uint8_t *out, const uint8_t *in, size_t len,
     x10 = pk[0];
     x11 = pk[1];
     OPAQUE_PTR(key);
-    x0 = ADD8(x0, _mm256_set1_epi32((int)SIGMA0));
-    x1 = ADD8(x1, _mm256_set1_epi32((int)SIGMA1));
-    x2 = ADD8(x2, _mm256_set1_epi32((int)SIGMA2));
-    x3 = ADD8(x3, _mm256_set1_epi32((int)SIGMA3));
-    x4 = ADD8(x4, _mm256_set1_epi32((int)key[0]));
-    x5 = ADD8(x5, _mm256_set1_epi32((int)key[1]));
-    x6 = ADD8(x6, _mm256_set1_epi32((int)key[2]));
-    x7 = ADD8(x7, _mm256_set1_epi32((int)key[3]));
-    x8 = ADD8(x8, _mm256_set1_epi32((int)key[4]));
-    x9 = ADD8(x9, _mm256_set1_epi32((int)key[5]));
-    x10 = ADD8(x10, _mm256_set1_epi32((int)key[6]));
-    x11 = ADD8(x11, _mm256_set1_epi32((int)key[7]));
-    x12 = ADD8(x12, ctr);
-    x13 = ADD8(x13, _mm256_set1_epi32((int)n1));
-    x14 = ADD8(x14, _mm256_set1_epi32((int)n2));
-    x15 = ADD8(x15, _mm256_set1_epi32((int)n3));
-
-    /* Lane l of x(4g+k) becomes words 4g..4g+3 of block 4l+k. */
-#define UNPACK4(a, b, c, d)                                         \
-    do {                                                            \
-        __m256i t0 = _mm256_unpacklo_epi32(a, b);                   \
-        __m256i t1 = _mm256_unpackhi_epi32(a, b);                   \
-        __m256i t2 = _mm256_unpacklo_epi32(c, d);                   \
-        __m256i t3 = _mm256_unpackhi_epi32(c, d);                   \
-        a = _mm256_unpacklo_epi64(t0, t2);                          \
-        b = _mm256_unpackhi_epi64(t0, t2);                          \
-        c = _mm256_unpacklo_epi64(t1, t3);                          \
-        d = _mm256_unpackhi_epi64(t1, t3);                          \
-    } while (0)
-    UNPACK4(x0, x1, x2, x3);
-    UNPACK4(x4, x5, x6, x7);
-    UNPACK4(x8, x9, x10, x11);
-    UNPACK4(x12, x13, x14, x15);
-#undef UNPACK4
-    /* Block k = lane 0 of (x(k), x(4+k) | x(8+k), x(12+k)); block 4+k = lane 1. */
-#define BLOCKS(k, a, b, c, d)                                                 \
-    do {                                                                      \
-        __m256i l0 = _mm256_permute2x128_si256(a, b, 0x20);                   \
-        __m256i h0 = _mm256_permute2x128_si256(c, d, 0x20);                   \
-        __m256i l1 = _mm256_permute2x128_si256(a, b, 0x31);                   \
-        __m256i h1 = _mm256_permute2x128_si256(c, d, 0x31);                   \
-        xor_block_part(out, in, l0, h0, k, full ? 512 : len);                 \
-        xor_block_part(out, in, l1, h1, k + 4, full ? 512 : len);             \
-    } while (0)
-    BLOCKS(0, x0, x4, x8, x12);
-    BLOCKS(1, x1, x5, x9, x13);
-    BLOCKS(2, x2, x6, x10, x14);
-    BLOCKS(3, x3, x7, x11, x15);
-#undef BLOCKS
+    COLS_FEED_YMM(key, ctr, n1, n2, n3);
+    COLS_TRANSPOSE_YMM();
+    COLS_STORE_YMM(xor_block_part, out, in, full ? 512 : len);
 }
-
-/* Row set -> blocks 0 and 1 as (lo, hi) halves. */
-#define ROWS_TO_BLOCKS(a, b, c, d, lo0, hi0, lo1, hi1)              \
-    do {                                                            \
-        lo0 = _mm256_permute2x128_si256(a, b, 0x20);                \
-        hi0 = _mm256_permute2x128_si256(c, d, 0x20);                \
-        lo1 = _mm256_permute2x128_si256(a, b, 0x31);                \
-        hi1 = _mm256_permute2x128_si256(c, d, 0x31);                \
-    } while (0)
 
 /*
  * One or two ymm row sets (2 blocks each, lane l = counter + l): len <= 256.
  * Out of line because the compiler still spills a row or two of the round
  * state here; the caller scrubs this frame afterwards.
  */
-static __attribute__((noinline)) void rows(uint8_t *out, const uint8_t *in, size_t len,
-                 const uint32_t key_words[8], const uint32_t cn[4])
+static __attribute__((noinline)) void
+rows(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key_words[8],
+     const uint32_t cn[4])
 {
     const uint32_t *key = key_words;
 
     const __m256i r16 = _mm256_setr_epi8(ROT16_BYTES, ROT16_BYTES);
     const __m256i r8 = _mm256_setr_epi8(ROT8_BYTES, ROT8_BYTES);
-    const __m256i a0 = _mm256_setr_epi32(
-        (int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3,
-        (int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
-    const __m256i b0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)key));
-    const __m256i c0 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(key + 4)));
-    const __m256i d0 = ADD8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)cn)),
-                            _mm256_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0));
-    __m256i a = a0, b = b0, c = c0, d = d0, l0, h0, l1, h1;
+    const __m256i a0 = rows_sigma_ymm();
+    const __m256i b0 = ROW_BCAST_YMM(key);
+    const __m256i c0 = ROW_BCAST_YMM(key + 4);
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(cn), ROWS_CTR_YMM(0));
+    __m256i a = a0, b = b0, c = c0, d = d0;
 
     if (len <= 128) {
-        for (int i = 0; i < 10; i++) {
-            QR_YMM(a, b, c, d);
-            DIAG_YMM(b, c, d);
-            QR_YMM(a, b, c, d);
-            UNDIAG_YMM(b, c, d);
-        }
+        ROUNDS_ROWS_YMM(a, b, c, d);
         OPAQUE_PTR(key); /* key rows re-read, not kept live (spilled) */
         a = ADD8(a, a0);
-        b = ADD8(b, _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)key)));
-        c = ADD8(c, _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(key + 4))));
+        b = ADD8(b, ROW_BCAST_YMM(key));
+        c = ADD8(c, ROW_BCAST_YMM(key + 4));
         d = ADD8(d, d0);
-        ROWS_TO_BLOCKS(a, b, c, d, l0, h0, l1, h1);
-        xor_block_part(out, in, l0, h0, 0, len);
-        xor_block_part(out, in, l1, h1, 1, len);
+        ROWS_STORE_YMM(xor_block_part, a, b, c, d, 0, out, in, len);
         return;
     }
 
     const __m256i e0 = ADD8(d0, _mm256_setr_epi32(2, 0, 0, 0, 2, 0, 0, 0));
     __m256i p = a0, q = b0, r = c0, s = e0;
 
-    for (int i = 0; i < 10; i++) {
-        QR_YMM(a, b, c, d);
-        QR_YMM(p, q, r, s);
-        DIAG_YMM(b, c, d);
-        DIAG_YMM(q, r, s);
-        QR_YMM(a, b, c, d);
-        QR_YMM(p, q, r, s);
-        UNDIAG_YMM(b, c, d);
-        UNDIAG_YMM(q, r, s);
-    }
+    ROUNDS_ROWS2_YMM(a, b, c, d, p, q, r, s);
     OPAQUE_PTR(key);
-    const __m256i b1 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)key));
-    const __m256i c1 = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(key + 4)));
+    const __m256i b1 = ROW_BCAST_YMM(key);
+    const __m256i c1 = ROW_BCAST_YMM(key + 4);
     a = ADD8(a, a0);
     b = ADD8(b, b1);
     c = ADD8(c, c1);
@@ -369,12 +250,8 @@ static __attribute__((noinline)) void rows(uint8_t *out, const uint8_t *in, size
     q = ADD8(q, b1);
     r = ADD8(r, c1);
     s = ADD8(s, e0);
-    ROWS_TO_BLOCKS(a, b, c, d, l0, h0, l1, h1);
-    xor_block_part(out, in, l0, h0, 0, len);
-    xor_block_part(out, in, l1, h1, 1, len);
-    ROWS_TO_BLOCKS(p, q, r, s, l0, h0, l1, h1);
-    xor_block_part(out, in, l0, h0, 2, len);
-    xor_block_part(out, in, l1, h1, 3, len);
+    ROWS_STORE_YMM(xor_block_part, a, b, c, d, 0, out, in, len);
+    ROWS_STORE_YMM(xor_block_part, p, q, r, s, 2, out, in, len);
 }
 
 /*
@@ -387,8 +264,7 @@ xor_columns(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
             const uint32_t ctr_nonce[4])
 {
     const __m256i eight = _mm256_set1_epi32(8);
-    __m256i ctr = ADD8(_mm256_set1_epi32((int)ctr_nonce[0]),
-                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i ctr = ADD8(BCAST8(ctr_nonce[0]), COLS_CTR_YMM);
 
     while (len >= 512) {
         cols8(out, in, 512, key, ctr, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3], 1);

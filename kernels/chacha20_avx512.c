@@ -28,13 +28,7 @@
  * rounds, which is what made the compiler spill them.
  */
 #include "chacha20_zmm.h"
-
-void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
-                           const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
-                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
-                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
+#include "chacha20_ymm.h"
 
 /*
  * One block goes to the scalar portable kernel, which scrubs its own
@@ -289,8 +283,6 @@ void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, siz
 
 /* ------------------------------------------------------------------ ymm -- */
 
-#define ADD8(a, b) _mm256_add_epi32(a, b)
-#define XOR8(a, b) _mm256_xor_si256(a, b)
 #define ROL8(a, n) _mm256_rol_epi32(a, n)
 
 #define QR_YMM(a, b, c, d)                                          \
@@ -299,19 +291,6 @@ void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, siz
         c = ADD8(c, d); b = XOR8(b, c); b = ROL8(b, 12);            \
         a = ADD8(a, b); d = XOR8(d, a); d = ROL8(d, 8);             \
         c = ADD8(c, d); b = XOR8(b, c); b = ROL8(b, 7);             \
-    } while (0)
-
-#define DIAG_YMM(b, c, d)                                           \
-    do {                                                            \
-        b = _mm256_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1));       \
-        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));       \
-        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(2, 1, 0, 3));       \
-    } while (0)
-#define UNDIAG_YMM(b, c, d)                                         \
-    do {                                                            \
-        b = _mm256_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3));       \
-        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));       \
-        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));       \
     } while (0)
 
 /*
@@ -352,22 +331,7 @@ CHAPOLY_INLINE void cols8_ymm(uint8_t *out, const uint8_t *in, size_t len,
     const uint32_t *key = key_words;
 
     OPAQUE_PTR(key);
-    __m256i x0 = _mm256_set1_epi32((int)SIGMA0);
-    __m256i x1 = _mm256_set1_epi32((int)SIGMA1);
-    __m256i x2 = _mm256_set1_epi32((int)SIGMA2);
-    __m256i x3 = _mm256_set1_epi32((int)SIGMA3);
-    __m256i x4 = _mm256_set1_epi32((int)key[0]);
-    __m256i x5 = _mm256_set1_epi32((int)key[1]);
-    __m256i x6 = _mm256_set1_epi32((int)key[2]);
-    __m256i x7 = _mm256_set1_epi32((int)key[3]);
-    __m256i x8 = _mm256_set1_epi32((int)key[4]);
-    __m256i x9 = _mm256_set1_epi32((int)key[5]);
-    __m256i x10 = _mm256_set1_epi32((int)key[6]);
-    __m256i x11 = _mm256_set1_epi32((int)key[7]);
-    __m256i x12 = ctr;
-    __m256i x13 = _mm256_set1_epi32((int)n1);
-    __m256i x14 = _mm256_set1_epi32((int)n2);
-    __m256i x15 = _mm256_set1_epi32((int)n3);
+    COLS_INIT_YMM(key, ctr, n1, n2, n3);
 
     for (int i = 0; i < 10; i++) {
         QR_YMM(x0, x4, x8, x12);
@@ -380,127 +344,44 @@ CHAPOLY_INLINE void cols8_ymm(uint8_t *out, const uint8_t *in, size_t len,
         QR_YMM(x3, x4, x9, x14);
     }
     OPAQUE_PTR(key);
-    x0 = ADD8(x0, _mm256_set1_epi32((int)SIGMA0));
-    x1 = ADD8(x1, _mm256_set1_epi32((int)SIGMA1));
-    x2 = ADD8(x2, _mm256_set1_epi32((int)SIGMA2));
-    x3 = ADD8(x3, _mm256_set1_epi32((int)SIGMA3));
-    x4 = ADD8(x4, _mm256_set1_epi32((int)key[0]));
-    x5 = ADD8(x5, _mm256_set1_epi32((int)key[1]));
-    x6 = ADD8(x6, _mm256_set1_epi32((int)key[2]));
-    x7 = ADD8(x7, _mm256_set1_epi32((int)key[3]));
-    x8 = ADD8(x8, _mm256_set1_epi32((int)key[4]));
-    x9 = ADD8(x9, _mm256_set1_epi32((int)key[5]));
-    x10 = ADD8(x10, _mm256_set1_epi32((int)key[6]));
-    x11 = ADD8(x11, _mm256_set1_epi32((int)key[7]));
-    x12 = ADD8(x12, ctr);
-    x13 = ADD8(x13, _mm256_set1_epi32((int)n1));
-    x14 = ADD8(x14, _mm256_set1_epi32((int)n2));
-    x15 = ADD8(x15, _mm256_set1_epi32((int)n3));
-
-    /* Lane l of x(4g+k) becomes words 4g..4g+3 of block 4l+k. */
-#define UNPACK4_YMM(a, b, c, d)                                     \
-    do {                                                            \
-        __m256i t0 = _mm256_unpacklo_epi32(a, b);                   \
-        __m256i t1 = _mm256_unpackhi_epi32(a, b);                   \
-        __m256i t2 = _mm256_unpacklo_epi32(c, d);                   \
-        __m256i t3 = _mm256_unpackhi_epi32(c, d);                   \
-        a = _mm256_unpacklo_epi64(t0, t2);                          \
-        b = _mm256_unpackhi_epi64(t0, t2);                          \
-        c = _mm256_unpacklo_epi64(t1, t3);                          \
-        d = _mm256_unpackhi_epi64(t1, t3);                          \
-    } while (0)
-    UNPACK4_YMM(x0, x1, x2, x3);
-    UNPACK4_YMM(x4, x5, x6, x7);
-    UNPACK4_YMM(x8, x9, x10, x11);
-    UNPACK4_YMM(x12, x13, x14, x15);
-#undef UNPACK4_YMM
-    /* Block k = lane 0 of (x(k), x(4+k) | x(8+k), x(12+k)); block 4+k = lane 1. */
-#define BLOCKS_YMM(k, a, b, c, d)                                             \
-    do {                                                                      \
-        __m256i l0 = _mm256_permute2x128_si256(a, b, 0x20);                   \
-        __m256i h0 = _mm256_permute2x128_si256(c, d, 0x20);                   \
-        __m256i l1 = _mm256_permute2x128_si256(a, b, 0x31);                   \
-        __m256i h1 = _mm256_permute2x128_si256(c, d, 0x31);                   \
-        xor_block_ymm_part(out, in, l0, h0, k, full ? 512 : len);             \
-        xor_block_ymm_part(out, in, l1, h1, k + 4, full ? 512 : len);         \
-    } while (0)
-    BLOCKS_YMM(0, x0, x4, x8, x12);
-    BLOCKS_YMM(1, x1, x5, x9, x13);
-    BLOCKS_YMM(2, x2, x6, x10, x14);
-    BLOCKS_YMM(3, x3, x7, x11, x15);
-#undef BLOCKS_YMM
+    COLS_FEED_YMM(key, ctr, n1, n2, n3);
+    COLS_TRANSPOSE_YMM();
+    COLS_STORE_YMM(xor_block_ymm_part, out, in, full ? 512 : len);
 }
 
 static __attribute__((noinline)) void
 cols8_ymm_tail(uint8_t *out, const uint8_t *in, size_t len,
                const uint32_t key[8], const uint32_t cn[4])
 {
-    __m256i ctr = ADD8(_mm256_set1_epi32((int)cn[0]),
-                       _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i ctr = ADD8(BCAST8(cn[0]), COLS_CTR_YMM);
 
     cols8_ymm(out, in, len, key, ctr, cn[1], cn[2], cn[3], 0);
 }
-
-CHAPOLY_INLINE void rows_init_ymm(__m256i *a, __m256i *b, __m256i *c,
-                                  __m256i *d, const uint32_t key[8],
-                                  const uint32_t cn[4])
-{
-    *a = _mm256_setr_epi32((int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3,
-                           (int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
-    *b = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)key));
-    *c = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(key + 4)));
-    *d = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)cn));
-}
-
-/* Row set -> blocks 0 and 1 as (lo, hi) halves. */
-#define ROWS_TO_BLOCKS_YMM(a, b, c, d, lo0, hi0, lo1, hi1)          \
-    do {                                                            \
-        lo0 = _mm256_permute2x128_si256(a, b, 0x20);                \
-        hi0 = _mm256_permute2x128_si256(c, d, 0x20);                \
-        lo1 = _mm256_permute2x128_si256(a, b, 0x31);                \
-        hi1 = _mm256_permute2x128_si256(c, d, 0x31);                \
-    } while (0)
 
 /* One or two ymm row sets (2 blocks each, lane l = counter + l): len <= 256. */
 static void rows_ymm(uint8_t *out, const uint8_t *in, size_t len,
                      const uint32_t key[8], const uint32_t cn[4])
 {
-    __m256i a0, b0, c0, d0, e0, l0, h0, l1, h1;
-
-    rows_init_ymm(&a0, &b0, &c0, &d0, key, cn);
-    d0 = ADD8(d0, _mm256_setr_epi32(0, 0, 0, 0, 1, 0, 0, 0));
+    const __m256i a0 = rows_sigma_ymm();
+    const __m256i b0 = ROW_BCAST_YMM(key);
+    const __m256i c0 = ROW_BCAST_YMM(key + 4);
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(cn), ROWS_CTR_YMM(0));
     __m256i a = a0, b = b0, c = c0, d = d0;
 
     if (len <= 128) {
-        for (int i = 0; i < 10; i++) {
-            QR_YMM(a, b, c, d);
-            DIAG_YMM(b, c, d);
-            QR_YMM(a, b, c, d);
-            UNDIAG_YMM(b, c, d);
-        }
+        ROUNDS_ROWS_YMM(a, b, c, d);
         a = ADD8(a, a0);
         b = ADD8(b, b0);
         c = ADD8(c, c0);
         d = ADD8(d, d0);
-        ROWS_TO_BLOCKS_YMM(a, b, c, d, l0, h0, l1, h1);
-        xor_block_ymm_part(out, in, l0, h0, 0, len);
-        xor_block_ymm_part(out, in, l1, h1, 1, len);
+        ROWS_STORE_YMM(xor_block_ymm_part, a, b, c, d, 0, out, in, len);
         return;
     }
 
-    e0 = ADD8(d0, _mm256_setr_epi32(2, 0, 0, 0, 2, 0, 0, 0));
+    const __m256i e0 = ADD8(d0, _mm256_setr_epi32(2, 0, 0, 0, 2, 0, 0, 0));
     __m256i p = a0, q = b0, r = c0, s = e0;
 
-    for (int i = 0; i < 10; i++) {
-        QR_YMM(a, b, c, d);
-        QR_YMM(p, q, r, s);
-        DIAG_YMM(b, c, d);
-        DIAG_YMM(q, r, s);
-        QR_YMM(a, b, c, d);
-        QR_YMM(p, q, r, s);
-        UNDIAG_YMM(b, c, d);
-        UNDIAG_YMM(q, r, s);
-    }
+    ROUNDS_ROWS2_YMM(a, b, c, d, p, q, r, s);
     a = ADD8(a, a0);
     b = ADD8(b, b0);
     c = ADD8(c, c0);
@@ -509,12 +390,8 @@ static void rows_ymm(uint8_t *out, const uint8_t *in, size_t len,
     q = ADD8(q, b0);
     r = ADD8(r, c0);
     s = ADD8(s, e0);
-    ROWS_TO_BLOCKS_YMM(a, b, c, d, l0, h0, l1, h1);
-    xor_block_ymm_part(out, in, l0, h0, 0, len);
-    xor_block_ymm_part(out, in, l1, h1, 1, len);
-    ROWS_TO_BLOCKS_YMM(p, q, r, s, l0, h0, l1, h1);
-    xor_block_ymm_part(out, in, l0, h0, 2, len);
-    xor_block_ymm_part(out, in, l1, h1, 3, len);
+    ROWS_STORE_YMM(xor_block_ymm_part, a, b, c, d, 0, out, in, len);
+    ROWS_STORE_YMM(xor_block_ymm_part, p, q, r, s, 2, out, in, len);
 }
 
 void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
@@ -528,8 +405,7 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
 
     if (len > 256) {
         const __m256i eight = _mm256_set1_epi32(8);
-        __m256i ctr = ADD8(_mm256_set1_epi32((int)cn[0]),
-                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256i ctr = ADD8(BCAST8(cn[0]), COLS_CTR_YMM);
 
         while (len >= 512) {
             cols8_ymm(out, in, 512, key, ctr, cn[1], cn[2], cn[3], 1);

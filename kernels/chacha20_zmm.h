@@ -8,12 +8,6 @@
 
 #include "simd_zmm.h"
 
-#define SIGMA0 0x61707865u /* "expand 32-byte k" */
-#define SIGMA1 0x3320646eu
-#define SIGMA2 0x79622d32u
-#define SIGMA3 0x6b206574u
-
-
 #define ADD16(a, b) _mm512_add_epi32(a, b)
 #define XOR16(a, b) _mm512_xor_si512(a, b)
 #define ROL16(a, n) _mm512_rol_epi32(a, n)

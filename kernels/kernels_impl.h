@@ -1,8 +1,10 @@
 /*
- * Internal to kernels/: the tables, little-endian helpers and the CPU
- * feature probe. The tables are defined in level_<isa>.c (the portable one
- * in dispatch.c); a table may point entries its ISA does not accelerate at
- * the portable functions declared here.
+ * Internal to kernels/: the one declaration of every level's kernel
+ * functions, the tables, little-endian helpers, pieces the SIMD files share
+ * (OPAQUE_PTR, SIGMA*, the dead-stack scrub) and the CPU feature probe.
+ * The tables are defined in level_<isa>.c (the portable one in dispatch.c);
+ * a table may point entries its ISA does not accelerate at the portable
+ * functions declared here.
  */
 #ifndef CHAPOLY_KERNELS_IMPL_H
 #define CHAPOLY_KERNELS_IMPL_H
@@ -45,6 +47,22 @@ CHAPOLY_INLINE uint32_t rotl32(uint32_t v, int c)
 {
     return (v << c) | (v >> (32 - c));
 }
+
+/*
+ * Makes the compiler forget where a pointer points. The SIMD ChaCha20
+ * kernels use it on the key pointer once before a batch's rounds and once
+ * after them, so the key broadcasts are re-read from the caller's key
+ * (loads, or memory operands of the feed-forward adds) and never kept live
+ * across the rounds: otherwise the compiler parks 8-12 broadcast key
+ * vectors in stack slots that nobody wipes.
+ */
+#define OPAQUE_PTR(p) __asm__ volatile("" : "+r"(p))
+
+/* ChaCha20 state words 0..3: "expand 32-byte k" read as little-endian words. */
+#define SIGMA0 0x61707865u
+#define SIGMA1 0x3320646eu
+#define SIGMA2 0x79622d32u
+#define SIGMA3 0x6b206574u
 
 /*
  * Hide a value from the optimiser so that masks built from secret data stay
@@ -120,11 +138,20 @@ void poly1305_final_portable(poly1305_state *st, uint8_t tag[16]);
 
 extern const chapoly_kernels chapoly_kernels_portable_table;
 
-/* ---- SIMD levels: present only when compiled (CMake defines these) ---- */
+/*
+ * ---- SIMD levels: present only when compiled (CMake defines these) ----
+ * Every function a SIMD kernel file exports, to the level tables or to
+ * another kernel file, is declared here and nowhere else, named
+ * <operation>_<isa> after the flags its file is built with.
+ */
 #ifdef CHAPOLY_HAVE_AVX2
 /* chacha20_avx2.c, poly1305_avx2.c (-mavx2 -mbmi2) */
 void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/*
+ * Stores the key and a zero hash (poly1305_scalar.h, "state head"): the
+ * init of every SIMD Poly1305, the IFMA one included.
+ */
 void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32]);
 void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
                           unsigned padbit);
@@ -142,10 +169,11 @@ void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in,
                             size_t len, const uint32_t key[8],
                             const uint32_t ctr_nonce[4]);
 /* poly1305_avx512.c and aead_avx512.c (also -mavx512ifma): "avx512" only */
-void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32]);
 void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit);
 void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16]);
+/* Key powers r^1..r^8 (and r^9..r^16 if want16) into st->priv, once. */
+void poly1305_powers_avx512ifma(uint64_t *priv, int want16);
 void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
                           poly1305_state *st, const uint8_t *pre, int enc);

@@ -38,13 +38,10 @@
 #define AVX2_WARM 16
 #endif
 
-/* ---- priv layout (64-bit words) ---- */
-#define W_H 0      /* h0 h1 h2, radix 2^64: the hash when no lanes pend */
-#define W_KEY 3    /* r0 r1 s1 */
-#define W_PAD 6    /* s0 s1 */
-#define W_STATE 8  /* ST_* bits */
-#define W_SCALAR 9 /* blocks hashed by the scalar path since init */
-#define W_LANES 16 /* 5 limbs x 4 lanes */
+/*
+ * ---- priv layout (64-bit words) after the shared head (poly1305_scalar.h) ----
+ * W_LANES: 5 limbs x 4 lanes
+ */
 #define W_POW 36   /* limb l of r^(4-i) at W_POW + 4 l + i, l = 0..4 */
 #define W_POW5 56  /* 5 x limb l (l = 1..4) at W_POW5 + 4 (l-1) + i */
 #define W_R4 72    /* r^4 in every lane: 9 vectors r0..r4, s1..s4 */
@@ -55,6 +52,7 @@
 #define ST_POW 2u /* the tables above are filled */
 
 _Static_assert(W_END <= POLY1305_PRIV_WORDS, "AVX2 state must fit priv");
+_Static_assert(W_END % 8 == 0, "wipe_words clears 8 words at a time");
 _Static_assert(W_LANES % 4 == 0 && W_POW % 4 == 0 && W_POW5 % 4 == 0 &&
                W_R4 % 4 == 0 && W_R8 % 4 == 0 && W_END % 4 == 0,
                "vector tables must be 32-byte aligned");
@@ -394,18 +392,6 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
         st &= ~ST_L4;
     }
     p[W_STATE] = st;
-}
-
-/* Zero n words (a multiple of 4); the barrier keeps the stores. */
-static void wipe_words(uint64_t *p, size_t n)
-{
-    const __m256i z = _mm256_setzero_si256();
-
-    for (size_t i = 0; i < n; i += 4) {
-        _mm256_store_si256((__m256i *)(p + i), z);
-        /* per store: GCC turns the bare loop into rep stos */
-        __asm__ volatile("" : : "r"(p + i) : "memory");
-    }
 }
 
 void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32])

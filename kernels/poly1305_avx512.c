@@ -35,7 +35,9 @@
  *
  * Key powers r^1..r^8 (and r^9..r^16 when 16 lanes are used) are computed
  * the first time a call needs them, then kept until final: init only stores
- * r and s, since the AEAD rekeys for every message.
+ * r and s, since the AEAD rekeys for every message. The init is
+ * poly1305_init_avx2: the state head it writes is the same at every SIMD
+ * level (poly1305_scalar.h).
  *
  * Radix 2^44 limbs: h = h0 + 2^44 h1 + 2^88 h2. 2^132 = 4 * 2^130 == 20, so
  * the wrapped terms use s_i = 20 r_i. IFMA multiplies the low 52 bits of
@@ -67,6 +69,7 @@
 #endif
 
 _Static_assert(W_END <= POLY1305_PRIV_WORDS, "IFMA state must fit priv");
+_Static_assert(W_END % 8 == 0, "wipe_words clears 8 words at a time");
 _Static_assert(IFMA_MIN8 >= 8 && IFMA_MIN16 >= 16 && IFMA_WARM >= 16,
                "a vector run starts with one whole batch");
 _Static_assert(W_LANES % 8 == 0 && W_POW % 8 == 0 && W_POW20 % 8 == 0,
@@ -103,7 +106,7 @@ CHAPOLY_INLINE v3 select_or_one(__mmask8 sel, v3 x)
  * multiplies from r, r^2 (lanes by parity) and r^4 (upper half), then
  * V16 = V8 * r^8.
  */
-__attribute__((noinline)) void poly1305_ifma_powers(uint64_t *p, int want16)
+__attribute__((noinline)) void poly1305_powers_avx512ifma(uint64_t *p, int want16)
 {
     unsigned st = (unsigned)p[W_STATE];
     vkey k8;
@@ -236,7 +239,7 @@ static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
     unsigned st;
     v3 a, b;
 
-    poly1305_ifma_powers(p, 1);
+    poly1305_powers_avx512ifma(p, 1);
     st = (unsigned)p[W_STATE];
     if (st & ST_L16) {
         a = v3_load(p + W_LANES);
@@ -275,7 +278,7 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
     unsigned st;
     v3 c;
 
-    poly1305_ifma_powers(p, 0);
+    poly1305_powers_avx512ifma(p, 0);
     st = (unsigned)p[W_STATE];
     if (st & ST_L8) {
         c = v3_load(p + W_LANES + 24);
@@ -298,22 +301,6 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
     else
         finish8(p, in, (unsigned)nb, padbit);
     p[W_STATE] = st;
-}
-
-/*
- * Zero n words (a multiple of 8) with aligned vector stores; the barrier
- * keeps the stores (the state may never be read again). rep stos (what GCC
- * makes of memset here) cost more than the rest of a short MAC.
- */
-static void wipe_words(uint64_t *p, size_t n)
-{
-    const __m512i z = _mm512_setzero_si512();
-
-    for (size_t i = 0; i < n; i += 8) {
-        _mm512_store_si512((void *)(p + i), z);
-        /* per store: GCC turns the bare loop into rep stos */
-        __asm__ volatile("" : : "r"(p + i) : "memory");
-    }
 }
 
 /*
@@ -360,23 +347,6 @@ CHAPOLY_INLINE void scrub_below_sp_vector(void)
                      : [t] "=&r"(t)
                      :
                      : "xmm16", "memory");
-}
-
-void poly1305_init_avx512ifma(poly1305_state *st, const uint8_t key[32])
-{
-    uint64_t *p = st->priv;
-    sc_key k = sc_key_from_bytes(key);
-
-    put64(p + W_H, 0);
-    put64(p + W_H + 1, 0);
-    put64(p + W_H + 2, 0);
-    put64(p + W_KEY, k.r0);
-    put64(p + W_KEY + 1, k.r1);
-    put64(p + W_KEY + 2, k.s1);
-    put64(p + W_PAD, load64_le(key + 16));
-    put64(p + W_PAD + 1, load64_le(key + 24));
-    put64(p + W_STATE, 0);
-    put64(p + W_SCALAR, 0);
 }
 
 void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,

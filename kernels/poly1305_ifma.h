@@ -10,13 +10,10 @@
 #include "simd_zmm.h"
 #include "poly1305_scalar.h"
 
-/* ---- priv layout (64-bit words) ---- */
-#define W_H 0       /* h0 h1 h2, radix 2^64: the hash when no lanes pend */
-#define W_KEY 3     /* r0 r1 s1 (radix 2^64, clamped) */
-#define W_PAD 6     /* s0 s1: the pad added at final */
-#define W_STATE 8   /* ST_* bits */
-#define W_SCALAR 9  /* blocks hashed by the scalar path since init */
-#define W_LANES 16  /* A: 3 limbs x 8 lanes, then B (C of 8-lane mode = B) */
+/*
+ * ---- priv layout (64-bit words) after the shared head (poly1305_scalar.h) ----
+ * W_LANES: A, 3 limbs x 8 lanes, then B (C of 8-lane mode = B)
+ */
 #define W_POW 64    /* limb l of r^(16-i) at W_POW + 16 l + i, i = 0..15 */
 #define W_POW20 112 /* 20 x limb l (l = 1, 2) at W_POW20 + 16 (l-1) + i */
 #define W_END 144
@@ -305,8 +302,5 @@ CHAPOLY_INLINE v3 v3_add(v3 a, v3 b)
              _mm512_add_epi64(a.l2, b.l2) };
     return s;
 }
-
-/* Key powers r^1..r^8 (and r^9..r^16 if want16) into the table, once. */
-void poly1305_ifma_powers(uint64_t *p, int want16);
 
 #endif

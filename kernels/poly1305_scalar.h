@@ -1,8 +1,9 @@
 /*
- * Scalar radix-2^64 Poly1305 pieces shared by the SIMD levels
- * (poly1305_avx2.c, poly1305_avx512.c). Each SIMD level runs these below its
- * vector threshold and for the final reduction, so they are header-only and
- * get compiled with that level's flags (mulx from -mbmi2).
+ * Scalar radix-2^64 Poly1305 pieces and the head of the state layout, shared
+ * by the SIMD levels (poly1305_avx2.c, poly1305_avx512.c, aead_avx512.c).
+ * Each SIMD level runs these below its vector threshold and for the final
+ * reduction, so they are header-only and get compiled with that level's
+ * flags (mulx from -mbmi2).
  *
  * Hash h = h0 + 2^64 h1 + 2^128 h2 is kept partially reduced: h2 <= 4
  * between blocks (see sc_mul_r). Clamped key r = r0 + 2^64 r1 with
@@ -16,6 +17,19 @@
 #include "kernels_impl.h"
 
 typedef unsigned __int128 sc_u128;
+
+/*
+ * ---- poly1305_state.priv (64-bit words): the head every SIMD level shares ----
+ * The scalar hash and the key sit in the same words at every SIMD level, so
+ * one init (poly1305_init_avx2) serves them all; from W_LANES on, each level
+ * lays out its own lanes and key powers (poly1305_avx2.c, poly1305_ifma.h).
+ */
+#define W_H 0       /* h0 h1 h2, radix 2^64: the hash when no lanes pend */
+#define W_KEY 3     /* r0 r1 s1 (radix 2^64, clamped) */
+#define W_PAD 6     /* s0 s1: the pad added at final */
+#define W_STATE 8   /* the level's ST_* bits, 0 after init */
+#define W_SCALAR 9  /* blocks hashed by the scalar path since init */
+#define W_LANES 16  /* first word of the level's vector area (64-byte aligned) */
 
 /*
  * Store one state word as a plain 64-bit store. GCC 12 at -O2 merges
@@ -174,6 +188,33 @@ CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
           [in] "+r"(in), [nb] "+r"(nb)
         : [h] "r"(h), [k] "r"(k), [pad] "r"(padbit)
         : "cc", "memory");
+}
+
+/*
+ * Zero n state words (a multiple of 8) with aligned vector stores, as wide
+ * as the level's flags allow; the barrier keeps the stores (the state may
+ * never be read again). rep stos (what GCC makes of memset here) cost more
+ * than the rest of a short MAC.
+ */
+static inline void wipe_words(uint64_t *p, size_t n)
+{
+#ifdef __AVX512F__
+    const __m512i z = _mm512_setzero_si512();
+
+    for (size_t i = 0; i < n; i += 8) {
+        _mm512_store_si512((void *)(p + i), z);
+        /* per store: GCC turns the bare loop into rep stos */
+        __asm__ volatile("" : : "r"(p + i) : "memory");
+    }
+#else
+    const __m256i z = _mm256_setzero_si256();
+
+    for (size_t i = 0; i < n; i += 4) {
+        _mm256_store_si256((__m256i *)(p + i), z);
+        /* per store: GCC turns the bare loop into rep stos */
+        __asm__ volatile("" : : "r"(p + i) : "memory");
+    }
+#endif
 }
 
 /*

@@ -1,21 +1,11 @@
 /*
- * Shared by the AVX-512 kernel files: register hygiene and the optimiser
- * barrier that keeps key material out of stack slots.
+ * Shared by the AVX-512 kernel files: register hygiene (zmm16-31).
  */
 #ifndef CHAPOLY_SIMD_ZMM_H
 #define CHAPOLY_SIMD_ZMM_H
 
 #include <immintrin.h>
 #include "kernels_impl.h"
-
-/*
- * Makes the compiler forget where a key pointer points. Used once before a
- * batch's rounds and once after them, so the key broadcasts are re-read from
- * the caller's key (loads, or memory operands of the feed-forward adds) and
- * never kept live across the rounds: otherwise the compiler parks 8-12
- * broadcast key vectors in stack slots that nobody wipes.
- */
-#define OPAQUE_PTR(p) __asm__ volatile("" : "+r"(p))
 
 /*
  * vzeroupper (added by the compiler at every exit) clears bits 511:128 of
