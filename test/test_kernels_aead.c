@@ -1,0 +1,329 @@
+/*
+ * test_kernels: the one-shot AEAD (seal/open), chapoly_chacha20_xor_kb and
+ * chapoly_aead_xor_hash (the stitched kernel where a level has one) at one
+ * level, against the vector files (aead_known/aead_reject, called from
+ * test_kernels_vectors.c) and against the portable level.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test_kernels.h"
+
+/*
+ * Full positive + negative check of one AEAD case with a known answer
+ * (ct, tag): seal out of place and in place, open out of place and in
+ * place, truncated tags, and rejections (tag, ciphertext, AAD flips; tag
+ * length 0) that must leave the output untouched.
+ */
+void aead_known(const chapoly_kernels *k, const char *what, const uint8_t key[32],
+                const uint8_t nonce[12], const uint8_t *aad, size_t aadlen,
+                const uint8_t *pt, size_t len, const uint8_t *ct, const uint8_t tag[16])
+{
+    uint32_t kw[8];
+    uint8_t t[16], badtag[16];
+    uint8_t *o = abuf_a + GUARD, *w = abuf_b + GUARD;
+
+    if (len + 2 * GUARD > ABUF) {
+        CHECK(0, "%s: case too large for the scratch buffers (%zu)", what, len);
+        return;
+    }
+    chapoly_load_key(kw, key);
+
+    memset(abuf_a, SENT, len + 2 * GUARD);
+    k_seal(k, o, t, pt, len, aad, aadlen, kw, nonce);
+    CHECK(meq(o, ct, len), "%s: seal ciphertext differs (len %zu)", what, len);
+    CHECK(meq(t, tag, 16), "%s: seal tag differs (len %zu)", what, len);
+    CHECK(all_byte(abuf_a, GUARD, SENT) && all_byte(o + len, GUARD, SENT),
+          "%s: seal wrote outside [out, out+len)", what);
+
+    mcpy(w, pt, len);
+    memset(t, 0, 16);
+    k_seal(k, w, t, w, len, aad, aadlen, kw, nonce);
+    CHECK(meq(w, ct, len) && meq(t, tag, 16), "%s: in-place seal differs", what);
+
+    memset(abuf_a, SENT, len + 2 * GUARD);
+    CHECK(k_open(k, o, ct, len, aad, aadlen, tag, 16, kw, nonce) == 1, "%s: open rejected", what);
+    CHECK(meq(o, pt, len), "%s: open plaintext differs", what);
+    CHECK(all_byte(abuf_a, GUARD, SENT) && all_byte(o + len, GUARD, SENT),
+          "%s: open wrote outside [out, out+len)", what);
+
+    mcpy(w, ct, len);
+    CHECK(k_open(k, w, w, len, aad, aadlen, tag, 16, kw, nonce) == 1 && meq(w, pt, len),
+          "%s: in-place open failed", what);
+
+    /* A prefix of the right tag verifies (taglen 1..16 by contract). */
+    CHECK(k_open(k, o, ct, len, aad, aadlen, tag, 1, kw, nonce) == 1,
+          "%s: open with taglen 1 rejected", what);
+    CHECK(k_open(k, o, ct, len, aad, aadlen, tag, 15, kw, nonce) == 1,
+          "%s: open with taglen 15 rejected", what);
+
+    /* Rejections: nothing may be written, in place or not. */
+    for (int i = 0; i < 16; i++) {
+        memcpy(badtag, tag, 16);
+        badtag[i] ^= (uint8_t)(1u << (rnd64() & 7));
+        memset(abuf_a, SENT, len + 2 * GUARD);
+        CHECK(k_open(k, o, ct, len, aad, aadlen, badtag, 16, kw, nonce) == 0,
+              "%s: open accepted a tag with byte %d flipped", what, i);
+        CHECK(all_byte(abuf_a, len + 2 * GUARD, SENT), "%s: failed open (tag byte %d) wrote output",
+              what, i);
+    }
+    memcpy(badtag, tag, 16);
+    badtag[15] ^= 0x80;
+    mcpy(w, ct, len);
+    CHECK(k_open(k, w, w, len, aad, aadlen, badtag, 16, kw, nonce) == 0 && meq(w, ct, len),
+          "%s: failed in-place open changed the buffer", what);
+    memset(abuf_a, SENT, len + 2 * GUARD);
+    CHECK(k_open(k, o, ct, len, aad, aadlen, badtag, 0, kw, nonce) == 0 &&
+              all_byte(abuf_a, len + 2 * GUARD, SENT),
+          "%s: open with taglen 0 must fail and write nothing", what);
+    if (len > 0) {
+        mcpy(w, ct, len);
+        w[rnd_below(len)] ^= 0x01;
+        memset(abuf_a, SENT, len + 2 * GUARD);
+        CHECK(k_open(k, o, w, len, aad, aadlen, tag, 16, kw, nonce) == 0 &&
+                  all_byte(abuf_a, len + 2 * GUARD, SENT),
+              "%s: open accepted a modified ciphertext", what);
+    }
+    if (aadlen > 0) {
+        uint8_t *a2 = xalloc(aadlen);
+        mcpy(a2, aad, aadlen);
+        a2[rnd_below(aadlen)] ^= 0x40;
+        memset(abuf_a, SENT, len + 2 * GUARD);
+        CHECK(k_open(k, o, ct, len, a2, aadlen, tag, 16, kw, nonce) == 0 &&
+                  all_byte(abuf_a, len + 2 * GUARD, SENT),
+              "%s: open accepted a modified AAD", what);
+        free(a2);
+    }
+}
+
+/* A case that must be rejected (Wycheproof 'invalid'). */
+void aead_reject(const chapoly_kernels *k, const char *what, const uint8_t key[32],
+                 const uint8_t nonce[12], const uint8_t *aad, size_t aadlen,
+                 const uint8_t *ct, size_t len, const uint8_t *tag, size_t taglen)
+{
+    uint32_t kw[8];
+    uint8_t *o = abuf_a + GUARD;
+
+    if (len + 2 * GUARD > ABUF)
+        return;
+    chapoly_load_key(kw, key);
+    memset(abuf_a, SENT, len + 2 * GUARD);
+    CHECK(k_open(k, o, ct, len, aad, aadlen, tag, taglen, kw, nonce) == 0,
+          "%s: invalid case accepted", what);
+    CHECK(all_byte(abuf_a, len + 2 * GUARD, SENT), "%s: rejected open wrote output", what);
+}
+
+static void aead_case(const chapoly_kernels *k, size_t aadlen, size_t len)
+{
+    uint8_t key[32], nonce[12], rtag[16], tag[16], badtag[16];
+    uint32_t kw[8];
+    const uint8_t *aad = pool_at(aadlen), *pt = pool_at(len);
+    size_t off = rnd_below(64);
+    int inplace = rnd_below(3) == 0;
+
+    rnd_bytes(key, 32);
+    rnd_bytes(nonce, 12);
+    chapoly_load_key(kw, key);
+    chapoly_aead_seal(P, rbuf, rtag, pt, len, aad, aadlen, kw, nonce);
+
+    uint8_t *o = tout + 64 + off;
+    memset(tout, SENT, len + 192);
+    if (inplace) {
+        memcpy(o, pt, len);
+        k_seal(k, o, tag, o, len, aad, aadlen, kw, nonce);
+    } else {
+        memcpy(tin + 64 + (off ^ 7), pt, len);
+        k_seal(k, o, tag, tin + 64 + (off ^ 7), len, aad, aadlen, kw, nonce);
+    }
+    CHECK(memcmp(o, rbuf, len) == 0 && memcmp(tag, rtag, 16) == 0,
+          "%s aead_seal differs from portable: aad %zu len %zu%s out+%zu", k->name, aadlen, len,
+          inplace ? " in place" : "", off);
+    CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
+          "%s aead_seal wrote outside the output: aad %zu len %zu", k->name, aadlen, len);
+
+    /* open the portable ciphertext, in place or not */
+    memset(tout, SENT, len + 192);
+    int r;
+    if (inplace) {
+        memcpy(o, rbuf, len);
+        r = k_open(k, o, o, len, aad, aadlen, rtag, 16, kw, nonce);
+    } else {
+        r = k_open(k, o, rbuf, len, aad, aadlen, rtag, 16, kw, nonce);
+    }
+    CHECK(r == 1 && memcmp(o, pt, len) == 0, "%s aead_open failed on portable output: aad %zu len %zu%s",
+          k->name, aadlen, len, inplace ? " in place" : "");
+    CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
+          "%s aead_open wrote outside the output: aad %zu len %zu", k->name, aadlen, len);
+
+    /* a flipped tag bit: rejected, nothing written */
+    memcpy(badtag, rtag, 16);
+    badtag[rnd_below(16)] ^= (uint8_t)(1u << rnd_below(8));
+    memset(tout, SENT, len + 192);
+    if (inplace) {
+        memcpy(o, rbuf, len);
+        r = k_open(k, o, o, len, aad, aadlen, badtag, 16, kw, nonce);
+        CHECK(r == 0 && memcmp(o, rbuf, len) == 0,
+              "%s aead_open (in place) accepted a bad tag or changed the buffer: aad %zu len %zu",
+              k->name, aadlen, len);
+    } else {
+        r = k_open(k, o, rbuf, len, aad, aadlen, badtag, 16, kw, nonce);
+        CHECK(r == 0 && all_byte(tout, len + 192, SENT),
+              "%s aead_open accepted a bad tag or wrote output: aad %zu len %zu", k->name, aadlen, len);
+    }
+}
+
+/*
+ * chapoly_chacha20_xor_kb (key block + text in one call's shapes) against
+ * portable ChaCha20 over [64 zero bytes || text]: the key block, the text,
+ * and nothing written around either.
+ */
+static void xor_kb_case(const chapoly_kernels *k, size_t len, size_t i)
+{
+    uint8_t kb[64 + 2 * GUARD];
+    uint32_t kw[8], cn[4];
+    size_t off = rnd_below(64);
+    const uint8_t *src = pool_at(len);
+    int inplace = (int)(i % 3 == 0);
+
+    rnd_bytes((uint8_t *)kw, sizeof(kw));
+    cn[0] = pick_counter(i);
+    cn[1] = (uint32_t)rnd64();
+    cn[2] = (uint32_t)rnd64();
+    cn[3] = (uint32_t)rnd64();
+    memset(rbuf, 0, 64);
+    memcpy(rbuf + 64, src, len);
+    P->chacha20_xor(rbuf, rbuf, 64 + len, kw, cn);
+
+    uint8_t *o = tout + 64 + off;
+    memset(tout, SENT, len + 192);
+    memset(kb, SENT, sizeof(kb));
+    if (inplace) {
+        memcpy(o, src, len);
+        k_xor_kb(k, kb + GUARD, o, o, len, kw, cn);
+    } else {
+        memcpy(tin + 64 + (off ^ 5), src, len);
+        k_xor_kb(k, kb + GUARD, o, tin + 64 + (off ^ 5), len, kw, cn);
+    }
+    CHECK(memcmp(kb + GUARD, rbuf, 64) == 0, "%s chacha20_xor_kb key block differs: len %zu ctr %08x",
+          k->name, len, cn[0]);
+    CHECK(memcmp(o, rbuf + 64, len) == 0, "%s chacha20_xor_kb text differs: len %zu ctr %08x%s",
+          k->name, len, cn[0], inplace ? " in place" : "");
+    CHECK(all_byte(kb, GUARD, SENT) && all_byte(kb + GUARD + 64, GUARD, SENT) &&
+              all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
+          "%s chacha20_xor_kb wrote outside its outputs: len %zu", k->name, len);
+}
+
+void xor_kb_diff(const chapoly_kernels *k)
+{
+    size_t i = 0;
+
+    for (size_t len = 0; len <= 2112; len++, i++)
+        xor_kb_case(k, len, i);
+    for (; i < 2112 + 200; i++)
+        xor_kb_case(k, rnd_below(9000), i);
+}
+
+/*
+ * chapoly_aead_xor_hash (the stitched kernel where a level has one) against
+ * portable ChaCha20 then Poly1305: the hash enters in every form a state
+ * can have (nothing hashed, a scalar prefix, 8 or 16 pending lanes, key
+ * powers already built) and more blocks follow, so the lanes it leaves are
+ * checked too. Output bytes, guard bytes and the final tag must match.
+ */
+static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size_t post,
+                          int enc, int inplace, size_t i)
+{
+    /* sealing, every other case: a kilobyte of earlier ciphertext to hash first */
+    const uint8_t *kpre = enc && ((i / 2) & 1) ? pool_at(1024) : NULL;
+    uint8_t key[32], pkey[32], rtag[16], tag[16];
+    uint32_t kw[8], cn[4];
+    size_t len = 1024 * kib, off = rnd_below(64);
+    const uint8_t *src = pool_at(len), *hpre = pool_at(pre), *hpost = pool_at(post);
+    poly1305_state rs_, ks_;
+
+    rnd_bytes(key, 32);
+    rnd_bytes(pkey, 32);
+    chapoly_load_key(kw, key);
+    cn[0] = pick_counter(i);
+    cn[1] = (uint32_t)rnd64();
+    cn[2] = (uint32_t)rnd64();
+    cn[3] = (uint32_t)rnd64();
+
+    /* reference */
+    P->poly1305_init(&rs_, pkey);
+    if (pre)
+        P->poly1305_blocks(&rs_, hpre, pre, 1);
+    if (kpre)
+        P->poly1305_blocks(&rs_, kpre, 1024, 1);
+    P->chacha20_xor(rbuf, src, len, kw, cn);
+    P->poly1305_blocks(&rs_, enc ? rbuf : src, len, 1);
+    if (post)
+        P->poly1305_blocks(&rs_, hpost, post, 1);
+    P->poly1305_final(&rs_, rtag);
+
+    uint8_t *o = tout + 64 + off;
+    memset(tout, SENT, len + 192);
+    k->poly1305_init(&ks_, pkey);
+    if (pre)
+        k->poly1305_blocks(&ks_, hpre, pre, 1);
+    if (inplace) {
+        memcpy(o, src, len);
+        k_xor_hash(k, o, o, len, kw, cn, &ks_, kpre, enc);
+    } else {
+        memcpy(tin + 64 + (off ^ 9), src, len);
+        k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, cn, &ks_, kpre, enc);
+    }
+    if (post)
+        k->poly1305_blocks(&ks_, hpost, post, 1);
+    k->poly1305_final(&ks_, tag);
+    CHECK(memcmp(o, rbuf, len) == 0,
+          "%s aead_xor_hash output differs: %s pre %zu, %zu KiB, ctr %08x%s", k->name,
+          enc ? "enc" : "dec", pre, kib, cn[0], inplace ? " in place" : "");
+    CHECK(memcmp(tag, rtag, 16) == 0,
+          "%s aead_xor_hash tag differs: %s pre %zu%s, %zu KiB, post %zu%s", k->name,
+          enc ? "enc" : "dec", pre, kpre ? " + a kilobyte" : "", kib, post,
+          inplace ? " in place" : "");
+    CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
+          "%s aead_xor_hash wrote outside the output: %zu KiB", k->name, kib);
+}
+
+void xor_hash_diff(const chapoly_kernels *k)
+{
+    /* prefixes in blocks: none, scalar, 8-lane and 16-lane states, odd lanes */
+    static const size_t pres[] = { 0, 1, 7, 8, 15, 16, 17, 18, 39, 40, 41, 64, 100 };
+    static const size_t posts[] = { 0, 1, 8, 16, 17, 64 };
+    size_t i = 0;
+
+    for (size_t p = 0; p < sizeof(pres) / sizeof(pres[0]); p++)
+        for (size_t kib = 1; kib <= 5; kib++)
+            for (int enc = 0; enc <= 1; enc++, i++)
+                xor_hash_case(k, 16 * pres[p], kib, 16 * posts[i % 6], enc, (int)(i % 3 == 0), i);
+    for (size_t j = 0; j < 60; j++, i++)
+        xor_hash_case(k, 16 * rnd_below(300), 1 + rnd_below(64), 16 * rnd_below(100),
+                      (int)rnd_below(2), (int)rnd_below(2), i);
+}
+
+void aead_diff(const chapoly_kernels *k)
+{
+    for (size_t aad = 0; aad <= 40; aad++)
+        for (size_t len = 0; len <= 1100; len++)
+            aead_case(k, aad, len);
+    /* Block-count boundaries 1..17 with partial tails and longer AAD. */
+    static const size_t aads[] = { 0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000 };
+    static const int deltas[] = { -17, -16, -15, -1, 0, 1, 15, 16, 17 };
+    for (size_t a = 0; a < sizeof(aads) / sizeof(aads[0]); a++)
+        for (size_t n = 1; n <= 17; n++)
+            for (size_t d = 0; d < sizeof(deltas) / sizeof(deltas[0]); d++)
+                aead_case(k, aads[a], (size_t)((long)n * 64 + deltas[d]));
+    /* Long seals: the first batch's head, whole kilobytes and the rest around their limits. */
+    static const long koffs[] = { -65, -64, -1, 0, 1, 63, 64, 65, 960, 961, 1023 };
+    static const size_t kaads[] = { 0, 13, 100 };
+    for (size_t kib = 1; kib <= 5; kib++)
+        for (size_t o = 0; o < sizeof(koffs) / sizeof(koffs[0]); o++)
+            for (size_t a = 0; a < sizeof(kaads) / sizeof(kaads[0]); a++)
+                aead_case(k, kaads[a], (size_t)((long)(1024 * kib + 960) + koffs[o]));
+    for (int i = 0; i < 120; i++)
+        aead_case(k, rnd_below(i % 4 == 0 ? 3000 : 64), rnd_below(70001));
+}
