@@ -146,13 +146,7 @@ stitched(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key[8],
 }
 
 /* Overwrite the stack just below the caller's frame (stitched's frame). */
-static __attribute__((noinline)) void scrub_stack_2k(void)
-{
-    uint8_t area[2048];
-
-    chapoly_wipe(area, sizeof(area));
-    __asm__ volatile("" : : "r"(area) : "memory");
-}
+CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 
 void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],

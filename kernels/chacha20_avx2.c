@@ -284,21 +284,8 @@ xor_columns(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
  * frames are about 0x360 bytes (xor_columns) and 0xa0 (rows); the sizes
  * below leave a wide margin and cost a few dozen cycles at most.
  */
-static __attribute__((noinline)) void scrub_stack_2k(void)
-{
-    uint8_t area[2048];
-
-    chapoly_wipe(area, sizeof(area));
-    __asm__ volatile("" : : "r"(area) : "memory");
-}
-
-static __attribute__((noinline)) void scrub_stack_512(void)
-{
-    uint8_t area[512];
-
-    chapoly_wipe(area, sizeof(area));
-    __asm__ volatile("" : : "r"(area) : "memory");
-}
+CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
+CHAPOLY_DEFINE_SCRUB(scrub_stack_512, 512)
 
 void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4])
