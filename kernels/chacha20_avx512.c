@@ -282,6 +282,7 @@ void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, siz
 }
 
 /* ------------------------------------------------------------------ ymm -- */
+/* Around the rounds, the same pieces as the "avx2" level (chacha20_ymm.h). */
 
 #define ROL8(a, n) _mm256_rol_epi32(a, n)
 
