@@ -130,15 +130,17 @@ const char *const *chapoly_kernels_compiled(void);
 /* 1 if name is one of CHAPOLY_KERNEL_NAMES, 0 otherwise (NULL included). */
 int chapoly_kernels_known(const char *name);
 
-/* ---- helpers built on a table (kernels/common.c) ---- */
+/* ---- streaming Poly1305 on a table (kernels/poly1305_stream.c) ---- */
 
-/* Streaming Poly1305: any split of the input gives the same tag. */
+/* Any split of the input gives the same tag. */
 void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,
                            const uint8_t key[32]);
 void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
                              const uint8_t *in, size_t len);
 void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
                             uint8_t tag[16]);
+
+/* ---- optional table entries (kernels/optional_kernels.c) ---- */
 
 /* The table's chacha20_xor_kb, or the same bytes through chacha20_xor. */
 void chapoly_chacha20_xor_kb(const chapoly_kernels *k, uint8_t kb[64],
@@ -154,13 +156,12 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint32_t ctr_nonce[4], poly1305_state *st,
                            const uint8_t *pre, int enc);
 
-/* key bytes -> key words (little-endian). */
-void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);
+/* ---- one-shot AEAD (kernels/aead_core.c) ---- */
 
 /*
- * One-shot AEAD_CHACHA20_POLY1305 (RFC 8439 2.8), in aead_core.c on the
- * same message state and code as the streaming AEAD. len must be below
- * 2^38 - 64 (callers enforce it). seal writes len bytes to out and the
+ * AEAD_CHACHA20_POLY1305 (RFC 8439 2.8) in one call, on the same message
+ * state and code as the streaming AEAD core. len must be below 2^38 - 64
+ * (callers enforce it). seal writes len bytes to out and the
  * 16-byte tag. open verifies the first taglen (1..16) bytes of the tag in
  * constant time before writing anything: on success it writes len bytes of
  * plaintext and returns 1; on failure it writes nothing and returns 0.
@@ -174,6 +175,11 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
                       const uint8_t *in, size_t len, const uint8_t *aad,
                       size_t aadlen, const uint8_t *tag, size_t taglen,
                       const uint32_t key[8], const uint8_t nonce[12]);
+
+/* ---- byte helpers (kernels/bytes.c) ---- */
+
+/* key bytes -> key words (little-endian). */
+void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);
 
 /* Constant-time comparison: 0 if equal. */
 int chapoly_ct_memneq(const void *a, const void *b, size_t n);
