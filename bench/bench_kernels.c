@@ -71,7 +71,7 @@ typedef struct {
     const chapoly_kernels *k;
     size_t len;
     uint32_t key[8];
-    uint32_t cn[4];
+    uint32_t ctr_nonce[4];
     uint8_t key_bytes[32];
     uint8_t nonce[12];
     uint8_t tag[16];
@@ -79,18 +79,18 @@ typedef struct {
 
 static void run_chacha20(job *j)
 {
-    j->k->chacha20_xor(buf_out, buf_in, j->len, j->key, j->cn);
+    j->k->chacha20_xor(buf_out, buf_in, j->len, j->key, j->ctr_nonce);
 }
 
 /* The same bytes as a loop of <= 256-byte calls: 4-block row passes. */
 static void run_chacha20_4blk(job *j)
 {
-    uint32_t cn[4] = { j->cn[0], j->cn[1], j->cn[2], j->cn[3] };
+    uint32_t ctr_nonce[4] = { j->ctr_nonce[0], j->ctr_nonce[1], j->ctr_nonce[2], j->ctr_nonce[3] };
 
     for (size_t off = 0; off < j->len; off += 256) {
         size_t n = j->len - off < 256 ? j->len - off : 256;
-        j->k->chacha20_xor(buf_out + off, buf_in + off, n, j->key, cn);
-        cn[0] += 4;
+        j->k->chacha20_xor(buf_out + off, buf_in + off, n, j->key, ctr_nonce);
+        ctr_nonce[0] += 4;
     }
 }
 
@@ -115,7 +115,7 @@ static void run_xor_hash(job *j, int enc)
     poly1305_state st;
 
     chapoly_poly1305_init(j->k, &st, j->key_bytes);
-    chapoly_aead_xor_hash(j->k, buf_out, buf_in, j->len & ~(size_t)1023, j->key, j->cn,
+    chapoly_aead_xor_hash(j->k, buf_out, buf_in, j->len & ~(size_t)1023, j->key, j->ctr_nonce,
                           &st, NULL, enc);
     chapoly_poly1305_final(j->k, &st, j->tag);
 }
@@ -231,9 +231,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < 32; i++)
         j.key_bytes[i] = (uint8_t)(0x80 + i);
     chapoly_load_key(j.key, j.key_bytes);
-    j.cn[0] = 1;
-    j.cn[1] = 0x09000000;
-    j.cn[2] = 0x4a000000;
+    j.ctr_nonce[0] = 1;
+    j.ctr_nonce[1] = 0x09000000;
+    j.ctr_nonce[2] = 0x4a000000;
     for (int i = 0; i < 12; i++)
         j.nonce[i] = (uint8_t)i;
 

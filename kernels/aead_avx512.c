@@ -2,7 +2,8 @@
  * Stitched ChaCha20 + IFMA Poly1305 over whole kilobytes: the "avx512"
  * table's aead_xor_hash entry. That table requires IFMA (dispatch.c) and
  * is the only user of this file; the tables without IFMA have no stitched
- * kernel (NULL: common.c composes chacha20_xor and poly1305_blocks).
+ * kernel (NULL: optional_kernels.c composes chacha20_xor and
+ * poly1305_blocks).
  *
  * A 16-lane ChaCha20 batch (1024 bytes) is a chain of 80 dependent quarter
  * rounds per lane group: it is latency-bound and leaves vector ports idle.
@@ -13,8 +14,8 @@
  * still in L1.
  *
  * Pipelines over n kilobytes (chunk i = bytes 1024 i .. 1024 i + 1023):
- *   seal  chacha(0) + hash(pre) if the caller passes the kilobyte of
- *         ciphertext before out, else chacha(0) alone;
+ *   seal  chacha(0) + hash(prev_ciphertext) if the caller passes the
+ *         kilobyte of ciphertext before out, else chacha(0) alone;
  *         chacha(i) + hash(out chunk i - 1) for i = 1..n-1;
  *         hash(out chunk n - 1)
  *   open  hash(in chunk 0); chacha(i) + hash(in chunk i + 1) for
@@ -52,23 +53,25 @@ CHAPOLY_INLINE vkey r16_bcast(const uint64_t *p)
  * The message blocks are loaded during the rounds, before this batch
  * stores its output.
  */
-CHAPOLY_INLINE void kilobyte(uint8_t *out, const uint8_t *in,
-                             const uint32_t *key_words, const uint32_t *cn_words,
-                             uint32_t c0, const uint8_t *h, const uint64_t *pw,
-                             uint64_t *hadd, v3 *pa, v3 *pb, int hash)
+CHAPOLY_INLINE void stitched_kilobyte(uint8_t *out, const uint8_t *in,
+                                      const uint32_t *key_words,
+                                      const uint32_t *ctr_nonce_words, uint32_t c0,
+                                      const uint8_t *h, const uint64_t *powers,
+                                      uint64_t *lane0_hash, v3 *pa, v3 *pb, int hash)
 {
-    const uint32_t *key = key_words, *cn = cn_words;
+    const uint32_t *key = key_words, *ctr_nonce = ctr_nonce_words;
     const __m512i padv = _mm512_set1_epi64((long long)1 << 40);
     v3 a = *pa, b = *pb;
 
     OPAQUE_PTR(key);
-    OPAQUE_PTR(cn);
-    COLS_INIT_ZMM(key, ADD16(BCAST16(c0), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
+    OPAQUE_PTR(ctr_nonce);
+    COLS_INIT_ZMM(key, ADD16(BCAST16(c0), COLS_CTR_ZMM), ctr_nonce[1], ctr_nonce[2],
+                  ctr_nonce[3]);
 #pragma GCC unroll 10
     for (int i = 0; i < 10; i++) {
         DROUND_COLS_ZMM();
         if (hash && i >= 1 && i <= 8) {
-            const uint64_t *q = pw;
+            const uint64_t *q = powers;
             int s = i - 1;
 
             OPAQUE_PTR(q); /* powers are reloaded, never held across rounds */
@@ -76,7 +79,7 @@ CHAPOLY_INLINE void kilobyte(uint8_t *out, const uint8_t *in,
             if (s & 1) {
                 b = ifma_mul(b, &rk, load8(h + 256 * (s / 2) + 128, padv));
             } else if (s == 0) {
-                uint64_t *x = hadd;
+                uint64_t *x = lane0_hash;
 
                 OPAQUE_PTR(x);
                 a = ifma_mul(a, &rk, v3_add(load8(h, padv), v3_load(x)));
@@ -87,8 +90,9 @@ CHAPOLY_INLINE void kilobyte(uint8_t *out, const uint8_t *in,
         }
     }
     OPAQUE_PTR(key);
-    OPAQUE_PTR(cn);
-    COLS_FEED_ZMM(key, ADD16(BCAST16(c0), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
+    OPAQUE_PTR(ctr_nonce);
+    COLS_FEED_ZMM(key, ADD16(BCAST16(c0), COLS_CTR_ZMM), ctr_nonce[1], ctr_nonce[2],
+                  ctr_nonce[3]);
     COLS_TRANSPOSE_ZMM();
     COLS_STORE_FULL_ZMM(NULL, out, in);
     *pa = a;
@@ -96,72 +100,76 @@ CHAPOLY_INLINE void kilobyte(uint8_t *out, const uint8_t *in,
 }
 
 /*
- * n >= 1 kilobytes (n >= 2 when sealing without pre). Whatever form the hash is in (scalar, 8 or 16 pending
- * lanes), it continues as 16 pending lanes: 8 lanes C become A = 0, B = C;
- * a scalar hash h joins the first hashed block in lane 0 of A (hadd), as in
- * run16.
+ * n >= 1 kilobytes (n >= 2 when sealing without prev_ciphertext). Whatever
+ * form the hash is in (scalar, 8 or 16 pending lanes), it continues as 16
+ * pending lanes: 8 lanes C become A = 0, B = C; a scalar hash h joins the
+ * first hashed block in lane 0 of A (lane0_hash), as in run16.
  */
 static __attribute__((noinline)) void
-stitched(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key[8],
-         const uint32_t cn[4], uint64_t *p, const uint8_t *pre, int enc)
+stitched_kilobytes(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key[8],
+                   const uint32_t ctr_nonce[4], uint64_t *p, const uint8_t *prev_ciphertext,
+                   int enc)
 {
-    _Alignas(64) uint64_t hadd[24];
+    _Alignas(64) uint64_t lane0_hash[24];
     unsigned st = (unsigned)p[W_STATE];
-    uint32_t c0 = cn[0];
+    uint32_t c0 = ctr_nonce[0];
     v3 a = v3_zero(), b = v3_zero();
 
     poly1305_powers_avx512ifma(p, 1);
-    v3_store(hadd, v3_zero());
+    v3_store(lane0_hash, v3_zero());
     if (st & ST_L16) {
         a = v3_load(p + W_LANES);
         b = v3_load(p + W_LANES + 24);
     } else if (st & ST_L8) {
         b = v3_load(p + W_LANES + 24);
     } else {
-        v3_store(hadd, scalar_to_lane0(p));
+        v3_store(lane0_hash, scalar_to_lane0(p));
     }
     if (enc) {
         size_t i = 0;
 
-        if (pre == NULL) {
-            kilobyte(out, in, key, cn, c0, NULL, p, hadd, &a, &b, 0);
+        if (prev_ciphertext == NULL) {
+            stitched_kilobyte(out, in, key, ctr_nonce, c0, NULL, p, lane0_hash, &a, &b, 0);
             i = 1;
         }
         for (; i < n; i++) {
-            kilobyte(out + 1024 * i, in + 1024 * i, key, cn, c0 + 16 * (uint32_t)i,
-                     i > 0 ? out + 1024 * (i - 1) : pre, p, hadd, &a, &b, 1);
+            stitched_kilobyte(out + 1024 * i, in + 1024 * i, key, ctr_nonce,
+                              c0 + 16 * (uint32_t)i,
+                              i > 0 ? out + 1024 * (i - 1) : prev_ciphertext, p, lane0_hash,
+                              &a, &b, 1);
         }
     } else {
         for (size_t i = 0; i + 1 < n; i++) {
-            kilobyte(out + 1024 * i, in + 1024 * i, key, cn, c0,
-                     in + 1024 * (i + 1), p, hadd, &a, &b, 1);
+            stitched_kilobyte(out + 1024 * i, in + 1024 * i, key, ctr_nonce, c0,
+                              in + 1024 * (i + 1), p, lane0_hash, &a, &b, 1);
             c0 += 16;
         }
-        kilobyte(out + 1024 * (n - 1), in + 1024 * (n - 1), key, cn, c0, NULL,
-                 p, hadd, &a, &b, 0);
+        stitched_kilobyte(out + 1024 * (n - 1), in + 1024 * (n - 1), key, ctr_nonce, c0,
+                          NULL, p, lane0_hash, &a, &b, 0);
     }
     v3_store(p + W_LANES, a);
     v3_store(p + W_LANES + 24, b);
     p[W_STATE] = (st & ~(ST_L8 | ST_L16)) | ST_L16 | ST_POW8 | ST_POW16;
 }
 
-/* Overwrite the stack just below the caller's frame (stitched's frame). */
+/* Overwrite the stack just below the caller's frame (stitched_kilobytes' frame). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 
 void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *pre, int enc)
+                          poly1305_state *st, const uint8_t *prev_ciphertext,
+                          int enc)
 {
     size_t n = len / 1024;
 
     if (!enc)
-        pre = NULL; /* not defined for open */
+        prev_ciphertext = NULL; /* not defined for open */
     if (n == 0) {
-        if (pre != NULL)
-            poly1305_blocks_avx512ifma(st, pre, 1024, 1);
+        if (prev_ciphertext != NULL)
+            poly1305_blocks_avx512ifma(st, prev_ciphertext, 1024, 1);
         return;
     }
-    if (n == 1 && pre == NULL) { /* nothing to overlap */
+    if (n == 1 && prev_ciphertext == NULL) { /* nothing to overlap */
         if (enc) {
             chacha20_xor_avx512(out, in, 1024, key, ctr_nonce);
             poly1305_blocks_avx512ifma(st, out, 1024, 1);
@@ -176,11 +184,11 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
      * through the MAC kernel: 64 blocks take its 16-lane path.
      */
     if (enc) {
-        stitched(out, in, n, key, ctr_nonce, st->priv, pre, 1);
+        stitched_kilobytes(out, in, n, key, ctr_nonce, st->priv, prev_ciphertext, 1);
         poly1305_blocks_avx512ifma(st, out + 1024 * (n - 1), 1024, 1);
     } else {
         poly1305_blocks_avx512ifma(st, in, 1024, 1);
-        stitched(out, in, n, key, ctr_nonce, st->priv, NULL, 0);
+        stitched_kilobytes(out, in, n, key, ctr_nonce, st->priv, NULL, 0);
     }
     scrub_stack_2k();
     zero_zmm16_31();

@@ -4,13 +4,13 @@
  *
  * The data path of a message:
  *  - The first text arrives with the key block: block 0 (its first 32 bytes
- *    are the Poly1305 key) and the first 'head' bytes of text come from ONE
- *    kernel call (chapoly_chacha20_xor_kb), so a short message costs one
- *    ChaCha20 batch. AAD that fits goes into the MAC from the spare half of
- *    block 0 (keystream nothing uses).
+ *    are the Poly1305 key) and the first text (aead_first_text_len bytes)
+ *    come from ONE kernel call (chapoly_chacha20_keyblock_xor), so a short
+ *    message costs one ChaCha20 batch. AAD that fits goes into the MAC from
+ *    the spare half of block 0 (keystream nothing uses).
  *  - Whole kilobytes after that go to the stitched ChaCha20 + Poly1305
- *    kernel (chapoly_aead_xor_hash); sealing, the head's last kilobyte is
- *    hashed beside the first of them ('pre').
+ *    kernel (chapoly_aead_xor_hash); sealing, the first text's last
+ *    kilobyte is hashed beside the first of them (prev_ciphertext).
  *  - Anything else goes through the cipher and the MAC in turn, in chunks
  *    that stay in L1.
  *  - The last partial MAC block and the lengths are hashed in one call.
@@ -19,7 +19,7 @@
 #include "kernels_impl.h"
 
 /* Text in the first batch, at most: 31 blocks beside the key block. */
-#define AEAD_HEAD_MAX (2048 - 64)
+#define AEAD_FIRST_TEXT_MAX (2048 - 64)
 
 /*
  * Text that is not a whole kilobyte goes through the cipher and MAC kernels
@@ -27,7 +27,7 @@
  */
 #define AEAD_CHUNK 8192
 
-enum { PH_KEY, PH_AAD, PH_TEXT, PH_DONE }; /* PH_KEY: block 0 not made yet */
+enum { PHASE_KEY, PHASE_AAD, PHASE_TEXT, PHASE_DONE }; /* PHASE_KEY: block 0 not made yet */
 
 /* Stores the optimiser keeps, without the call chapoly_wipe costs. */
 static inline void aead_wipe_small(void *p, size_t n)
@@ -42,14 +42,14 @@ static inline void aead_wipe_small(void *p, size_t n)
 
 /*
  * Text in the first batch when len bytes arrive at once: all of it up to
- * AEAD_HEAD_MAX; else 15..30 blocks, so that whole kilobytes and less than
- * a block follow; from 3 KiB on, 16..31 blocks, so that the last kilobyte
+ * AEAD_FIRST_TEXT_MAX; else 15..30 blocks, so that whole kilobytes and less
+ * than a block follow; from 3 KiB on, 16..31 blocks, so that the last kilobyte
  * of it can be hashed beside the next kilobyte's ChaCha20 (at least one
  * whole kilobyte follows).
  */
-static size_t aead_head(size_t len)
+static size_t aead_first_text_len(size_t len)
 {
-    if (len <= AEAD_HEAD_MAX)
+    if (len <= AEAD_FIRST_TEXT_MAX)
         return len;
     if (len < 3072)
         return 960 + (((len - 960) % 1024) & ~(size_t)63);
@@ -61,17 +61,17 @@ static void aead_begin(chapoly_aead *a, const chapoly_kernels *k, const uint32_t
                        const uint8_t nonce[12])
 {
     a->k = k;
-    memcpy(a->cs.key, key, sizeof(a->cs.key));
-    a->cs.cn[0] = 0;
-    a->cs.cn[1] = load32_le(nonce);
-    a->cs.cn[2] = load32_le(nonce + 4);
-    a->cs.cn[3] = load32_le(nonce + 8);
-    a->cs.ks_pos = a->cs.ks_len = 0;
-    a->cs.lazy_pos = 0;
+    memcpy(a->stream.key, key, sizeof(a->stream.key));
+    a->stream.ctr_nonce[0] = 0;
+    a->stream.ctr_nonce[1] = load32_le(nonce);
+    a->stream.ctr_nonce[2] = load32_le(nonce + 4);
+    a->stream.ctr_nonce[3] = load32_le(nonce + 8);
+    a->stream.keystream_pos = a->stream.keystream_len = 0;
+    a->stream.partial_used = 0;
     a->poly.buflen = 0;
     a->aad_len = a->text_len = 0;
     a->aad_buffered = 0;
-    a->phase = PH_KEY;
+    a->phase = PHASE_KEY;
 }
 
 /* The MAC input so far, zero-padded to a block (end of the AAD). */
@@ -86,17 +86,22 @@ static void aead_pad16(chapoly_aead *a)
     }
 }
 
-/* Poly1305 keyed from block 0 kb, then the whole AAD, zero-padded (in kb's spare half if it fits). */
-static void aead_key_block(chapoly_aead *a, uint8_t kb[64], const uint8_t *aad, size_t aadlen)
+/*
+ * Poly1305 keyed from block 0 (key_block), then the whole AAD, zero-padded
+ * (in key_block's spare half if it fits).
+ */
+static void aead_key_block(chapoly_aead *a, uint8_t key_block[64], const uint8_t *aad,
+                           size_t aadlen)
 {
-    size_t apad = (aadlen + 15) & ~(size_t)15;
+    size_t aad_padded = (aadlen + 15) & ~(size_t)15;
 
-    chapoly_poly1305_init(a->k, &a->poly, kb);
-    if (apad > 0 && apad <= 32) { /* kb[32..63]: block 0's keystream that nothing uses */
-        memcpy(kb + 64 - apad, aad, aadlen);
-        memset(kb + 64 - apad + aadlen, 0, apad - aadlen);
-        a->k->poly1305_blocks(&a->poly, kb + 64 - apad, apad, 1);
-    } else if (apad > 32) {
+    chapoly_poly1305_init(a->k, &a->poly, key_block);
+    /* key_block[32..63]: block 0's keystream that nothing uses */
+    if (aad_padded > 0 && aad_padded <= 32) {
+        memcpy(key_block + 64 - aad_padded, aad, aadlen);
+        memset(key_block + 64 - aad_padded + aadlen, 0, aad_padded - aadlen);
+        a->k->poly1305_blocks(&a->poly, key_block + 64 - aad_padded, aad_padded, 1);
+    } else if (aad_padded > 32) {
         chapoly_poly1305_update(a->k, &a->poly, aad, aadlen);
         aead_pad16(a);
     }
@@ -114,23 +119,23 @@ static void aead_key_ahead(chapoly_aead *a, unsigned ahead)
     size_t n = 64 * (1 + (size_t)ahead);
 
     memset(buf, 0, n);
-    a->k->chacha20_xor(buf, buf, n, a->cs.key, a->cs.cn);
+    a->k->chacha20_xor(buf, buf, n, a->stream.key, a->stream.ctr_nonce);
     chapoly_poly1305_init(a->k, &a->poly, buf);
-    memcpy(a->cs.ks, buf + 64, n - 64);
-    a->cs.ks_pos = 0;
-    a->cs.ks_len = (unsigned)(n - 64);
+    memcpy(a->stream.keystream, buf + 64, n - 64);
+    a->stream.keystream_pos = 0;
+    a->stream.keystream_len = (unsigned)(n - 64);
     chapoly_wipe(buf, n);
-    a->cs.cn[0] = 1 + ahead;
+    a->stream.ctr_nonce[0] = 1 + ahead;
     if (a->aad_buffered > 0)
         chapoly_poly1305_update(a->k, &a->poly, a->aad_buf, a->aad_buffered);
     a->aad_buffered = 0;
-    a->phase = PH_AAD;
+    a->phase = PHASE_AAD;
 }
 
 /*
- * Block 0 and the keystream of n bytes of text (n <= AEAD_HEAD_MAX) in one
- * kernel call through a stack buffer s: block 0 lands in s[0..63], the
- * text XORed with its keystream at s + 64. Levels without chacha20_xor_kb
+ * Block 0 and the keystream of n bytes of text (n <= AEAD_FIRST_TEXT_MAX) in
+ * one kernel call through a stack buffer s: block 0 lands in s[0..63], the
+ * text XORed with its keystream at s + 64. Levels without chacha20_keyblock_xor
  * run chacha20_xor over [zero block || text || zeros], which also leaves
  * the rest of the last block's keystream after the text.
  */
@@ -138,8 +143,8 @@ static void aead_first_batch(chapoly_aead *a, uint8_t s[2048], const uint8_t *in
 {
     const chapoly_kernels *k = a->k;
 
-    if (k->chacha20_xor_kb != NULL) {
-        k->chacha20_xor_kb(s, s + 64, in, n, a->cs.key, a->cs.cn);
+    if (k->chacha20_keyblock_xor != NULL) {
+        k->chacha20_keyblock_xor(s, s + 64, in, n, a->stream.key, a->stream.ctr_nonce);
         return;
     }
     size_t total = 64 * (1 + (n + 63) / 64);
@@ -148,11 +153,11 @@ static void aead_first_batch(chapoly_aead *a, uint8_t s[2048], const uint8_t *in
     if (n > 0) /* in may be NULL for no text */
         memcpy(s + 64, in, n);
     memset(s + 64 + n, 0, total - 64 - n);
-    k->chacha20_xor(s, s, total, a->cs.key, a->cs.cn);
+    k->chacha20_xor(s, s, total, a->stream.key, a->stream.ctr_nonce);
 }
 
 /*
- * First text of a message, n <= AEAD_HEAD_MAX bytes, with the key block
+ * First text of a message, n <= AEAD_FIRST_TEXT_MAX bytes, with the key block
  * (aead_first_batch's shapes: the kernel picks one batch shape for the
  * whole packet). Into a separate buffer, the text is XORed straight from
  * in to out and the MAC reads the ciphertext where it is. In place, the
@@ -172,14 +177,15 @@ static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, si
     uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
 
     if (!(o < i + n && i < o + n)) { /* separate buffers (or no text) */
-        _Alignas(64) uint8_t kb[64];
+        _Alignas(64) uint8_t key_block[64];
 
-        chapoly_chacha20_xor_kb(k, kb, out, in, n, a->cs.key, a->cs.cn);
-        aead_key_block(a, kb, aad, aadlen);
-        chapoly_wipe(kb, sizeof(kb));
+        chapoly_chacha20_keyblock_xor(k, key_block, out, in, n, a->stream.key,
+                                      a->stream.ctr_nonce);
+        aead_key_block(a, key_block, aad, aadlen);
+        chapoly_wipe(key_block, sizeof(key_block));
         chapoly_poly1305_update(k, &a->poly, enc ? out : in, n - defer);
         if (tail) /* the rest of the last block is recomputed if more text comes */
-            chacha20_stream_lazy(&a->cs, (uint32_t)nblk, (unsigned)tail);
+            chacha20_stream_set_partial(&a->stream, (uint32_t)nblk, (unsigned)tail);
     } else {
         _Alignas(64) uint8_t s[2048];
 
@@ -188,20 +194,20 @@ static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, si
         /* the ciphertext: here (sealing) or in, before out (== in) changes */
         chapoly_poly1305_update(k, &a->poly, enc ? s + 64 : in, n - defer);
         memcpy(out, s + 64, n);
-        if (tail && k->chacha20_xor_kb != NULL) {
-            chacha20_stream_lazy(&a->cs, (uint32_t)nblk, (unsigned)tail);
+        if (tail && k->chacha20_keyblock_xor != NULL) {
+            chacha20_stream_set_partial(&a->stream, (uint32_t)nblk, (unsigned)tail);
         } else if (tail) {
             /* bytes tail..63 of the last block are pure keystream (text was zero there) */
-            memcpy(a->cs.ks, s + 64 * nblk, 64);
-            a->cs.ks_pos = (unsigned)tail;
-            a->cs.ks_len = 64;
+            memcpy(a->stream.keystream, s + 64 * nblk, 64);
+            a->stream.keystream_pos = (unsigned)tail;
+            a->stream.keystream_len = 64;
         }
         chapoly_wipe(s, 64 * (1 + nblk));
     }
-    a->cs.cn[0] = (uint32_t)(1 + nblk);
+    a->stream.ctr_nonce[0] = (uint32_t)(1 + nblk);
     a->aad_buffered = 0;
     a->text_len = n;
-    a->phase = PH_TEXT;
+    a->phase = PHASE_TEXT;
 }
 
 /*
@@ -211,18 +217,19 @@ static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, si
  */
 static int aead_aligned(const chapoly_aead *a)
 {
-    return a->cs.lazy_pos == 0 && a->cs.ks_pos == a->cs.ks_len;
+    return a->stream.partial_used == 0 && a->stream.keystream_pos == a->stream.keystream_len;
 }
 
 /* Bytes of text up to the next point where aead_aligned holds (1..192), when it does not. */
 static size_t aead_to_boundary(const chapoly_aead *a)
 {
-    return a->cs.lazy_pos != 0 ? 64 - a->cs.lazy_pos : a->cs.ks_len - a->cs.ks_pos;
+    return a->stream.partial_used != 0 ? 64 - a->stream.partial_used
+                                       : a->stream.keystream_len - a->stream.keystream_pos;
 }
 
 /* Text after the first: whole kilobytes stitched, the rest chunk by chunk. */
 static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len,
-                           int enc, const uint8_t *pre)
+                           int enc, const uint8_t *prev_ciphertext)
 {
     const chapoly_kernels *k = a->k;
 
@@ -234,10 +241,10 @@ static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, siz
 
             if (whole > 0) {
                 /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
-                chapoly_aead_xor_hash(k, out + done, in + done, whole, a->cs.key, a->cs.cn,
-                                      &a->poly, pre, enc);
-                pre = NULL;
-                chacha20_stream_advance(&a->cs, whole / 64);
+                chapoly_aead_xor_hash(k, out + done, in + done, whole, a->stream.key,
+                                      a->stream.ctr_nonce, &a->poly, prev_ciphertext, enc);
+                prev_ciphertext = NULL;
+                chacha20_stream_advance(&a->stream, whole / 64);
                 done += whole;
                 continue;
             }
@@ -245,11 +252,11 @@ static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, siz
             n = aead_to_boundary(a); /* then the rest goes the stitched way */
         }
         if (enc) {
-            chacha20_stream_xor(k, &a->cs, out + done, in + done, n);
+            chacha20_stream_xor(k, &a->stream, out + done, in + done, n);
             chapoly_poly1305_update(k, &a->poly, out + done, n);
         } else {
             chapoly_poly1305_update(k, &a->poly, in + done, n);
-            chacha20_stream_xor(k, &a->cs, out + done, in + done, n);
+            chacha20_stream_xor(k, &a->stream, out + done, in + done, n);
         }
         done += n;
     }
@@ -260,29 +267,30 @@ static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, siz
 static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc,
                       const uint8_t *aad, size_t aadlen)
 {
-    const uint8_t *pre = NULL; /* sealing: a kilobyte of ciphertext not hashed yet */
+    /* sealing: the kilobyte of ciphertext before out, not hashed yet */
+    const uint8_t *prev_ciphertext = NULL;
 
-    if (a->phase == PH_KEY) {
+    if (a->phase == PHASE_KEY) {
         /*
          * A long first text starts with one or two 16-lane batches, so that
          * whole kilobytes, and less than a block after them, are left for
          * the stitched kernel; sealing 3 KiB or more, the last kilobyte of
          * the first batch is hashed beside the next kilobyte's ChaCha20.
          */
-        size_t n = aead_head(len);
+        size_t n = aead_first_text_len(len);
 
         if (enc && n >= 1024 && len - n >= 1024)
-            pre = out + n - 1024;
-        aead_first_text(a, out, in, n, pre != NULL ? 1024 : 0, enc, aad, aadlen);
+            prev_ciphertext = out + n - 1024;
+        aead_first_text(a, out, in, n, prev_ciphertext != NULL ? 1024 : 0, enc, aad, aadlen);
         in += n;
         out += n;
         len -= n;
-    } else if (a->phase == PH_AAD) {
+    } else if (a->phase == PHASE_AAD) {
         aead_pad16(a);
-        a->phase = PH_TEXT;
+        a->phase = PHASE_TEXT;
     }
     if (len > 0)
-        aead_more_text(a, out, in, len, enc, pre);
+        aead_more_text(a, out, in, len, enc, prev_ciphertext);
 }
 
 /* The zero-padded last partial block and the lengths in one call, then the tag. */
@@ -292,7 +300,7 @@ static void aead_lengths_tag(chapoly_aead *a, uint8_t tag[16])
     uint8_t last[2 * POLY1305_BLOCK_BYTES];
     size_t n = 0;
 
-    if (a->phase == PH_KEY) /* no text: block 0 alone, the AAD beside it */
+    if (a->phase == PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
         aead_first_text(a, NULL, NULL, 0, 0, 1, a->aad_buf, a->aad_buffered);
     if (st->buflen > 0) {
         memcpy(last, st->buf, st->buflen);
@@ -304,16 +312,16 @@ static void aead_lengths_tag(chapoly_aead *a, uint8_t tag[16])
     store64_le(last + n + 8, a->text_len);
     a->k->poly1305_blocks(st, last, n + POLY1305_BLOCK_BYTES, 1);
     a->k->poly1305_final(st, tag);
-    a->phase = PH_DONE;
+    a->phase = PHASE_DONE;
 }
 
 /* Unused keystream wiped; the key stays. */
 static void aead_drop_keystream(chapoly_aead *a)
 {
-    if (a->cs.ks_len != 0)
-        chapoly_wipe(a->cs.ks, a->cs.ks_len);
-    a->cs.ks_pos = a->cs.ks_len = 0;
-    a->cs.lazy_pos = 0;
+    if (a->stream.keystream_len != 0)
+        chapoly_wipe(a->stream.keystream, a->stream.keystream_len);
+    a->stream.keystream_pos = a->stream.keystream_len = 0;
+    a->stream.partial_used = 0;
 }
 
 static void aead_tag(chapoly_aead *a, uint8_t tag[16])
@@ -338,16 +346,16 @@ static int aead_check(chapoly_aead *a, const uint8_t *tag, size_t taglen)
 
 void chapoly_aead_end(chapoly_aead *a)
 {
-    if (a->phase == PH_AAD || a->phase == PH_TEXT)
+    if (a->phase == PHASE_AAD || a->phase == PHASE_TEXT)
         chapoly_wipe(&a->poly, sizeof(a->poly)); /* a finish wipes it itself */
     aead_drop_keystream(a);
-    a->phase = PH_DONE;
+    a->phase = PHASE_DONE;
 }
 
 void chapoly_aead_clear(chapoly_aead *a)
 {
     chapoly_aead_end(a);
-    chapoly_wipe(a->cs.key, sizeof(a->cs.key));
+    chapoly_wipe(a->stream.key, sizeof(a->stream.key));
 }
 
 void chapoly_aead_start(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
@@ -361,8 +369,8 @@ void chapoly_aead_start(chapoly_aead *a, const chapoly_kernels *k, const uint8_t
     aead_wipe_small(kw, sizeof(kw));
 }
 
-void chapoly_aead_start_x(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
-                          const uint8_t nonce[24])
+void chapoly_aead_start_xchacha(chapoly_aead *a, const chapoly_kernels *k,
+                                const uint8_t key[32], const uint8_t nonce[24])
 {
     uint8_t subkey[32], n12[12] = { 0 };
 
@@ -374,11 +382,11 @@ void chapoly_aead_start_x(chapoly_aead *a, const chapoly_kernels *k, const uint8
 
 void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
 {
-    if (a->phase == PH_KEY && len <= sizeof(a->aad_buf) - a->aad_buffered) {
+    if (a->phase == PHASE_KEY && len <= sizeof(a->aad_buf) - a->aad_buffered) {
         memcpy(a->aad_buf + a->aad_buffered, aad, len);
         a->aad_buffered += (unsigned)len;
     } else {
-        if (a->phase == PH_KEY) /* the text that follows uses the keystream made ahead */
+        if (a->phase == PHASE_KEY) /* the text that follows uses the keystream made ahead */
             aead_key_ahead(a, CHACHA20_STREAM_AHEAD);
         chapoly_poly1305_update(a->k, &a->poly, aad, len);
     }
@@ -417,13 +425,13 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
     a.aad_len = aadlen;
     aead_text(&a, out, in, len, 1, aad, aadlen); /* the AAD straight from the caller */
     aead_tag(&a, tag);
-    aead_wipe_small(a.cs.key, sizeof(a.cs.key));
+    aead_wipe_small(a.stream.key, sizeof(a.stream.key));
 }
 
 /*
  * The ciphertext is hashed and the tag checked before any plaintext is
- * written. Up to AEAD_HEAD_MAX bytes (the common TLS/QUIC case), one kernel
- * call makes the key block and the plaintext in a stack buffer, copied out
+ * written. Up to AEAD_FIRST_TEXT_MAX bytes (the common TLS/QUIC case), one
+ * kernel call makes the key block and the plaintext in a stack buffer, copied out
  * once the tag is good; longer, the key block comes with keystream ahead
  * and the text is decrypted after the check.
  */
@@ -438,13 +446,13 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
     aead_begin(&a, k, key, nonce);
     a.aad_len = aadlen;
     a.text_len = len;
-    if (len <= AEAD_HEAD_MAX) {
+    if (len <= AEAD_FIRST_TEXT_MAX) {
         _Alignas(64) uint8_t s[2048];
 
         aead_first_batch(&a, s, in, len);
         aead_key_block(&a, s, aad, aadlen);
         chapoly_poly1305_update(k, &a.poly, in, len);
-        a.phase = PH_TEXT;
+        a.phase = PHASE_TEXT;
         ok = aead_check(&a, tag, taglen);
         if (ok && len > 0)
             memcpy(out, s + 64, len);
@@ -454,12 +462,12 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
         chapoly_poly1305_update(k, &a.poly, aad, aadlen);
         aead_pad16(&a);
         chapoly_poly1305_update(k, &a.poly, in, len);
-        a.phase = PH_TEXT;
+        a.phase = PHASE_TEXT;
         ok = aead_check(&a, tag, taglen);
         if (ok)
-            chacha20_stream_xor(k, &a.cs, out, in, len);
+            chacha20_stream_xor(k, &a.stream, out, in, len);
         aead_drop_keystream(&a);
     }
-    aead_wipe_small(a.cs.key, sizeof(a.cs.key));
+    aead_wipe_small(a.stream.key, sizeof(a.stream.key));
     return ok;
 }

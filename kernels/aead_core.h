@@ -7,7 +7,7 @@
  * their own state machine and limits and never see a batch size or a
  * Poly1305 buffer.
  *
- * Streaming: start (or start_x), any number of aad calls, any number of
+ * Streaming: start (or start_xchacha), any number of aad calls, any number of
  * text calls (any split gives the same bytes and tag), then finish or
  * verify. Preconditions the caller enforces: no aad after text; at most
  * 2^38 - 64 bytes of text (text_len below helps); out == in or buffers
@@ -27,7 +27,7 @@ extern "C" {
 
 typedef struct chapoly_aead {
     poly1305_state poly;
-    chacha20_stream cs;      /* (sub)key, counter and keystream of the text */
+    chacha20_stream stream;  /* (sub)key, counter and keystream of the text */
     const chapoly_kernels *k;
     uint64_t aad_len;
     uint64_t text_len;       /* text so far: callers check their limit against it */
@@ -40,8 +40,8 @@ typedef struct chapoly_aead {
 void chapoly_aead_start(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
                         const uint8_t nonce[12]);
 /* XChaCha20-Poly1305: HChaCha20(key, nonce[0..15]), then the 64-bit nonce[16..23]. */
-void chapoly_aead_start_x(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
-                          const uint8_t nonce[24]);
+void chapoly_aead_start_xchacha(chapoly_aead *a, const chapoly_kernels *k,
+                                const uint8_t key[32], const uint8_t nonce[24]);
 void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len);
 /* enc != 0 encrypts (the MAC reads out), enc == 0 decrypts (the MAC reads in). */
 void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc);
@@ -57,7 +57,7 @@ void chapoly_aead_clear(chapoly_aead *a);
 /* The (sub)key words a was started with, for one-shot messages under the same key. */
 static inline const uint32_t *chapoly_aead_key(const chapoly_aead *a)
 {
-    return a->cs.key;
+    return a->stream.key;
 }
 
 /* The one-shot chapoly_aead_seal/open (declared in kernels.h) run on this same state. */

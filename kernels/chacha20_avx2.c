@@ -212,7 +212,7 @@ CHAPOLY_INLINE void cols8(uint8_t *out, const uint8_t *in, size_t len,
  */
 static __attribute__((noinline)) void
 rows(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key_words[8],
-     const uint32_t cn[4])
+     const uint32_t ctr_nonce[4])
 {
     const uint32_t *key = key_words;
 
@@ -221,7 +221,7 @@ rows(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key_words[8],
     const __m256i a0 = rows_sigma_ymm();
     const __m256i b0 = ROW_BCAST_YMM(key);
     const __m256i c0 = ROW_BCAST_YMM(key + 4);
-    const __m256i d0 = ADD8(ROW_BCAST_YMM(cn), ROWS_CTR_YMM(0));
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
     __m256i a = a0, b = b0, c = c0, d = d0;
 
     if (len <= 128) {

@@ -39,12 +39,12 @@
  */
 
 /* Whole 16-block column batches: len is a multiple of 1024, > 0. */
-CHAPOLY_INLINE void cols16_full_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
+CHAPOLY_INLINE void cols16_full_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in,
                                     size_t len, const uint32_t key_words[8],
-                                    const uint32_t cn[4])
+                                    const uint32_t ctr_nonce[4])
 {
     const __m512i sixteen = BCAST16(16);
-    __m512i ctr = ADD16(BCAST16(cn[0]), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6,
+    __m512i ctr = ADD16(BCAST16(ctr_nonce[0]), _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6,
                                                           7, 8, 9, 10, 11, 12,
                                                           13, 14, 15));
 
@@ -52,36 +52,36 @@ CHAPOLY_INLINE void cols16_full_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in
         const uint32_t *key = key_words;
 
         OPAQUE_PTR(key);
-        COLS_INIT_ZMM(key, ctr, cn[1], cn[2], cn[3]);
+        COLS_INIT_ZMM(key, ctr, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3]);
         for (int i = 0; i < 10; i++)
             DROUND_COLS_ZMM();
         OPAQUE_PTR(key);
-        COLS_FEED_ZMM(key, ctr, cn[1], cn[2], cn[3]);
+        COLS_FEED_ZMM(key, ctr, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3]);
         COLS_TRANSPOSE_ZMM();
-        COLS_STORE_FULL_ZMM(kb, out, in);
-        kb = NULL; /* the key block is block 0 of the first batch only */
+        COLS_STORE_FULL_ZMM(key_block, out, in);
+        key_block = NULL; /* the key block is block 0 of the first batch only */
         ctr = ADD16(ctr, sixteen); /* mod 2^32 per lane */
     }
 }
 
 /* One partial column batch: 512 < len < 1024 (9..15 blocks). */
 static __attribute__((noinline)) void
-cols16_part_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
-                const uint32_t key_words[8], const uint32_t cn[4])
+cols16_part_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
+                const uint32_t key_words[8], const uint32_t ctr_nonce[4])
 {
     const uint32_t *key = key_words;
-    const __m512i ctr = ADD16(BCAST16(cn[0]),
+    const __m512i ctr = ADD16(BCAST16(ctr_nonce[0]),
                               _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
                                                 10, 11, 12, 13, 14, 15));
 
     OPAQUE_PTR(key);
-    COLS_INIT_ZMM(key, ctr, cn[1], cn[2], cn[3]);
+    COLS_INIT_ZMM(key, ctr, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3]);
     for (int i = 0; i < 10; i++)
         DROUND_COLS_ZMM();
     OPAQUE_PTR(key);
-    COLS_FEED_ZMM(key, ctr, cn[1], cn[2], cn[3]);
+    COLS_FEED_ZMM(key, ctr, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3]);
     COLS_TRANSPOSE_ZMM();
-    xor_block0_zmm(kb, out, in, x0, len);
+    xor_block0_zmm(key_block, out, in, x0, len);
     xor_block_zmm(out + 1 * 64, in + 1 * 64, x1);
     xor_block_zmm(out + 2 * 64, in + 2 * 64, x2);
     xor_block_zmm(out + 3 * 64, in + 3 * 64, x3);
@@ -100,16 +100,16 @@ cols16_part_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
 }
 
 /*
- * One or two row sets (4 or 8 blocks, counters cn[0] + 0..7), their rounds
- * interleaved so the two dependency chains share one latency window:
+ * One or two row sets (4 or 8 blocks, counters ctr_nonce[0] + 0..7), their
+ * rounds interleaved so the two dependency chains share one latency window:
  * 0 < len <= 512; 'two' (constant per call site) selects the second set.
  */
-CHAPOLY_INLINE void rows_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
-                             const uint32_t key_words[8], const uint32_t cn[4],
+CHAPOLY_INLINE void rows_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
+                             const uint32_t key_words[8], const uint32_t ctr_nonce[4],
                              int two)
 {
     const uint32_t *key = key_words;
-    const __m512i nonce = ROW_BCAST_ZMM(cn);
+    const __m512i nonce = ROW_BCAST_ZMM(ctr_nonce);
     const __m512i d0 = ADD16(nonce, ROWS_CTR_ZMM(0));
     const __m512i e0 = ADD16(nonce, ROWS_CTR_ZMM(4));
     __m512i a = rows_sigma_zmm(), b = ROW_BCAST_ZMM(key),
@@ -126,7 +126,7 @@ CHAPOLY_INLINE void rows_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_
             DROUND_ROWS_ZMM(a, b, c, d);
     }
     OPAQUE_PTR(key);
-    ROWS_FINISH_ZMM(a, b, c, d, d0, key, kb, out, in, len);
+    ROWS_FINISH_ZMM(a, b, c, d, d0, key, key_block, out, in, len);
     if (two)
         ROWS_FINISH_ZMM(p, q, r, s, e0, key, NULL, out + 256, in + 256, len - 256);
 }
@@ -138,26 +138,27 @@ CHAPOLY_INLINE void rows_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_
  * the column batch alone. 1024 < len <= 1536; 'two' = more than 4 blocks
  * follow the column batch.
  */
-CHAPOLY_INLINE void cols16_rows_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
+CHAPOLY_INLINE void cols16_rows_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in,
                                     size_t len, const uint32_t key_words[8],
-                                    const uint32_t cn_words[4], int two)
+                                    const uint32_t ctr_nonce_words[4], int two)
 {
-    const uint32_t *key = key_words, *cn = cn_words;
+    const uint32_t *key = key_words, *ctr_nonce = ctr_nonce_words;
 
     /*
      * 24 state registers live through the rounds: the counter rows needed
-     * by the feed-forward are recomputed afterwards (cn re-read through an
-     * opaque pointer) so nothing else competes for the 32 registers. The
+     * by the feed-forward are recomputed afterwards (ctr_nonce re-read through
+     * an opaque pointer) so nothing else competes for the 32 registers. The
      * rounds are fully unrolled: as a 10-trip loop gcc 12 still parks part
      * of the loop-carried state in stack slots nobody wipes; unrolled, it
      * keeps all of it in registers (checked with objdump) and runs faster.
      */
     OPAQUE_PTR(key);
-    OPAQUE_PTR(cn);
-    COLS_INIT_ZMM(key, ADD16(BCAST16(cn[0]), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
+    OPAQUE_PTR(ctr_nonce);
+    COLS_INIT_ZMM(key, ADD16(BCAST16(ctr_nonce[0]), COLS_CTR_ZMM), ctr_nonce[1], ctr_nonce[2],
+                  ctr_nonce[3]);
     __m512i a = rows_sigma_zmm(), b = ROW_BCAST_ZMM(key),
-            c = ROW_BCAST_ZMM(key + 4), d = ADD16(ROW_BCAST_ZMM(cn), ROWS_CTR_ZMM(16));
-    __m512i p = a, q = b, r = c, s = ADD16(ROW_BCAST_ZMM(cn), ROWS_CTR_ZMM(20));
+            c = ROW_BCAST_ZMM(key + 4), d = ADD16(ROW_BCAST_ZMM(ctr_nonce), ROWS_CTR_ZMM(16));
+    __m512i p = a, q = b, r = c, s = ADD16(ROW_BCAST_ZMM(ctr_nonce), ROWS_CTR_ZMM(20));
 
     if (two) {
 #pragma GCC unroll 10
@@ -174,78 +175,79 @@ CHAPOLY_INLINE void cols16_rows_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in
         }
     }
     OPAQUE_PTR(key);
-    OPAQUE_PTR(cn);
-    COLS_FEED_ZMM(key, ADD16(BCAST16(cn[0]), COLS_CTR_ZMM), cn[1], cn[2], cn[3]);
+    OPAQUE_PTR(ctr_nonce);
+    COLS_FEED_ZMM(key, ADD16(BCAST16(ctr_nonce[0]), COLS_CTR_ZMM), ctr_nonce[1], ctr_nonce[2],
+                  ctr_nonce[3]);
     COLS_TRANSPOSE_ZMM();
-    COLS_STORE_FULL_ZMM(kb, out, in);
-    ROWS_FINISH_ZMM(a, b, c, d, ADD16(ROW_BCAST_ZMM(cn), ROWS_CTR_ZMM(16)), key, NULL,
+    COLS_STORE_FULL_ZMM(key_block, out, in);
+    ROWS_FINISH_ZMM(a, b, c, d, ADD16(ROW_BCAST_ZMM(ctr_nonce), ROWS_CTR_ZMM(16)), key, NULL,
                     out + 1024, in + 1024, len - 1024);
     if (two)
-        ROWS_FINISH_ZMM(p, q, r, s, ADD16(ROW_BCAST_ZMM(cn), ROWS_CTR_ZMM(20)),
+        ROWS_FINISH_ZMM(p, q, r, s, ADD16(ROW_BCAST_ZMM(ctr_nonce), ROWS_CTR_ZMM(20)),
                         key, NULL, out + 1280, in + 1280, len - 1280);
 }
 
 static __attribute__((noinline)) void
-cols16_rows4_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
-                 const uint32_t key[8], const uint32_t cn[4])
+cols16_rows4_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
+                 const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    cols16_rows_zmm(kb, out, in, len, key, cn, 0);
+    cols16_rows_zmm(key_block, out, in, len, key, ctr_nonce, 0);
 }
 
 static __attribute__((noinline)) void
-cols16_rows8_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
-                 const uint32_t key[8], const uint32_t cn[4])
+cols16_rows8_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
+                 const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    cols16_rows_zmm(kb, out, in, len, key, cn, 1);
+    cols16_rows_zmm(key_block, out, in, len, key, ctr_nonce, 1);
 }
 
 static __attribute__((noinline)) void
-rows4_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
-          const uint32_t cn[4])
+rows4_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
+          const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    rows_zmm(kb, out, in, len, key, cn, 0);
+    rows_zmm(key_block, out, in, len, key, ctr_nonce, 0);
 }
 
 static __attribute__((noinline)) void
-rows8_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
-          const uint32_t cn[4])
+rows8_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
+          const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    rows_zmm(kb, out, in, len, key, cn, 1);
+    rows_zmm(key_block, out, in, len, key, ctr_nonce, 1);
 }
 
 /*
  * Whole column batches, except that the last whole batch runs fused with
  * the row sets when 1..8 blocks follow it; then 9..15 blocks -> a partial
  * column batch, 5..8 -> two row sets, 2..4 -> one, 1 -> scalar.
- * kb != NULL: block 0 is a key block (see xor_block0_zmm); len > 64.
+ * key_block != NULL: block 0 is a key block (see xor_block0_zmm); len > 64.
  */
-static void chacha20_xor_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
+static void chacha20_xor_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
                              const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    uint32_t cn[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
+    uint32_t next_ctr_nonce[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
     size_t whole = len & ~(size_t)1023;
 
     /* Keep the last whole batch for the fused shape if 1..8 blocks follow. */
     if (whole > 0 && len - whole > 0 && len - whole <= 512)
         whole -= 1024;
     if (whole > 0) {
-        cols16_full_zmm(kb, out, in, whole, key, cn);
-        kb = NULL;
-        cn[0] += (uint32_t)(whole / 64); /* mod 2^32, as the lanes */
+        cols16_full_zmm(key_block, out, in, whole, key, next_ctr_nonce);
+        key_block = NULL;
+        next_ctr_nonce[0] += (uint32_t)(whole / 64); /* mod 2^32, as the lanes */
         out += whole;
         in += whole;
         len -= whole;
     }
     if (len > 1280)
-        cols16_rows8_zmm(kb, out, in, len, key, cn);
+        cols16_rows8_zmm(key_block, out, in, len, key, next_ctr_nonce);
     else if (len > 1024)
-        cols16_rows4_zmm(kb, out, in, len, key, cn);
+        cols16_rows4_zmm(key_block, out, in, len, key, next_ctr_nonce);
     else if (len > 512)
-        cols16_part_zmm(kb, out, in, len, key, cn);
+        cols16_part_zmm(key_block, out, in, len, key, next_ctr_nonce);
     else if (len > 256)
-        rows8_zmm(kb, out, in, len, key, cn);
+        rows8_zmm(key_block, out, in, len, key, next_ctr_nonce);
     else if (len > 0)
-        rows4_zmm(kb, out, in, len, key, cn);
+        rows4_zmm(key_block, out, in, len, key, next_ctr_nonce);
     zero_zmm16_31();
 }
 
@@ -260,24 +262,25 @@ void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
 }
 
 /*
- * The key block (counter ctr_nonce[0]) to kb and the text XORed from the
- * next block on, shaped as one call of len + 64 bytes. The shapes address
+ * The key block (counter ctr_nonce[0]) to key_block and the text XORed from
+ * the next block on, shaped as one call of len + 64 bytes. The shapes address
  * block i at out + 64 i, so they get the text pointers moved back by a
- * block (as integers: nothing is accessed there, block 0 goes to kb).
+ * block (as integers: nothing is accessed there, block 0 goes to key_block).
  */
-void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
-                            const uint32_t key[8], const uint32_t ctr_nonce[4])
+void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out, const uint8_t *in,
+                                  size_t len, const uint32_t key[8],
+                                  const uint32_t ctr_nonce[4])
 {
     if (len == 0) {
         uint32_t w[16];
 
         chacha20_block_portable(w, key, ctr_nonce);
         for (int i = 0; i < 16; i++)
-            store32_le(kb + 4 * i, w[i]);
+            store32_le(key_block + 4 * i, w[i]);
         chapoly_wipe(w, sizeof(w));
         return;
     }
-    chacha20_xor_zmm(kb, (uint8_t *)((uintptr_t)out - 64),
+    chacha20_xor_zmm(key_block, (uint8_t *)((uintptr_t)out - 64),
                      (const uint8_t *)((uintptr_t)in - 64), len + 64, key, ctr_nonce);
 }
 
@@ -352,21 +355,21 @@ CHAPOLY_INLINE void cols8_ymm(uint8_t *out, const uint8_t *in, size_t len,
 
 static __attribute__((noinline)) void
 cols8_ymm_tail(uint8_t *out, const uint8_t *in, size_t len,
-               const uint32_t key[8], const uint32_t cn[4])
+               const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    __m256i ctr = ADD8(BCAST8(cn[0]), COLS_CTR_YMM);
+    __m256i ctr = ADD8(BCAST8(ctr_nonce[0]), COLS_CTR_YMM);
 
-    cols8_ymm(out, in, len, key, ctr, cn[1], cn[2], cn[3], 0);
+    cols8_ymm(out, in, len, key, ctr, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3], 0);
 }
 
 /* One or two ymm row sets (2 blocks each, lane l = counter + l): len <= 256. */
 static void rows_ymm(uint8_t *out, const uint8_t *in, size_t len,
-                     const uint32_t key[8], const uint32_t cn[4])
+                     const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     const __m256i a0 = rows_sigma_ymm();
     const __m256i b0 = ROW_BCAST_YMM(key);
     const __m256i c0 = ROW_BCAST_YMM(key + 4);
-    const __m256i d0 = ADD8(ROW_BCAST_YMM(cn), ROWS_CTR_YMM(0));
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
     __m256i a = a0, b = b0, c = c0, d = d0;
 
     if (len <= 128) {
@@ -402,26 +405,27 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
         chacha20_xor_portable(out, in, len, key, ctr_nonce);
         return;
     }
-    uint32_t cn[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
+    uint32_t next_ctr_nonce[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
 
     if (len > 256) {
         const __m256i eight = _mm256_set1_epi32(8);
-        __m256i ctr = ADD8(BCAST8(cn[0]), COLS_CTR_YMM);
+        __m256i ctr = ADD8(BCAST8(next_ctr_nonce[0]), COLS_CTR_YMM);
 
         while (len >= 512) {
-            cols8_ymm(out, in, 512, key, ctr, cn[1], cn[2], cn[3], 1);
+            cols8_ymm(out, in, 512, key, ctr, next_ctr_nonce[1], next_ctr_nonce[2],
+                      next_ctr_nonce[3], 1);
             ctr = ADD8(ctr, eight);
-            cn[0] += 8;
+            next_ctr_nonce[0] += 8;
             in += 512;
             out += 512;
             len -= 512;
         }
         if (len > 256) {
-            cols8_ymm_tail(out, in, len, key, cn);
+            cols8_ymm_tail(out, in, len, key, next_ctr_nonce);
             len = 0;
         }
     }
     if (len > 0)
-        rows_ymm(out, in, len, key, cn);
+        rows_ymm(out, in, len, key, next_ctr_nonce);
     zero_zmm16_31();
 }

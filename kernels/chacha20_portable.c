@@ -101,7 +101,7 @@ static CHAPOLY_NOINLINE void xor_impl(uint8_t *out, const uint8_t *in, size_t le
                                       const uint32_t ctr_nonce[4])
 {
     uint32_t x[16], ctr = ctr_nonce[0];
-    uint8_t kb[64];
+    uint8_t keystream[64];
 
     for (;;) {
         chacha20_block_words(x, key, ctr, ctr_nonce + 1);
@@ -117,10 +117,10 @@ static CHAPOLY_NOINLINE void xor_impl(uint8_t *out, const uint8_t *in, size_t le
         out += 64;
     }
     for (int i = 0; i < 16; i++)
-        store32_le(kb + 4 * i, x[i]);
+        store32_le(keystream + 4 * i, x[i]);
     for (size_t i = 0; i < len; i++)
-        out[i] = in[i] ^ kb[i];
-    chapoly_wipe(kb, sizeof(kb));
+        out[i] = in[i] ^ keystream[i];
+    chapoly_wipe(keystream, sizeof(keystream));
 }
 
 void chacha20_xor_portable(uint8_t *out, const uint8_t *in, size_t len,

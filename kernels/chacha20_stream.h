@@ -2,11 +2,12 @@
  * A position in a ChaCha20 keystream, shared by the ChaCha20 cipher and the
  * AEAD core (aead_core.c): whole blocks go to the kernel in one call;
  * keystream computed ahead (a partial last block, or blocks produced in the
- * same batch as the AEAD's Poly1305 key) waits in ks[] for the next bytes.
+ * same batch as the AEAD's Poly1305 key) waits in keystream[] for the next
+ * bytes.
  *
- * Counter: cn[0] is the 32-bit block counter of the next block to generate;
- * when it wraps, cn[1] is incremented (OpenSSL's ChaCha20 carry). The AEAD
- * never reaches the wrap because of its 2^38 - 64 byte limit.
+ * Counter: ctr_nonce[0] is the 32-bit block counter of the next block to
+ * generate; when it wraps, ctr_nonce[1] is incremented (OpenSSL's ChaCha20
+ * carry). The AEAD never reaches the wrap because of its 2^38 - 64 byte limit.
  *
  * Buffers: out == in, or no byte shared (chacha20_partially_overlapping
  * tells the third case, which callers reject before calling).
@@ -17,61 +18,65 @@
 #include <string.h>
 #include "kernels.h"
 
-#define CHACHA20_STREAM_AHEAD 3 /* keystream blocks ks[] can hold */
+#define CHACHA20_STREAM_AHEAD 3 /* blocks keystream[] can hold */
 
 typedef struct chacha20_stream {
     uint32_t key[8];
-    uint32_t cn[4];
-    uint8_t ks[64 * CHACHA20_STREAM_AHEAD]; /* keystream not used yet: ks[ks_pos..ks_len) */
-    unsigned ks_pos, ks_len;
+    uint32_t ctr_nonce[4];
+    /* keystream not used yet: keystream[keystream_pos..keystream_len) */
+    uint8_t keystream[64 * CHACHA20_STREAM_AHEAD];
+    unsigned keystream_pos, keystream_len;
     /*
      * A partial last block is XORed inside the same kernel call as the whole
      * blocks; the rest of its keystream is recomputed only if another update
-     * comes (lazy_pos bytes of block lazy_cn are used; 0 = none pending).
+     * comes: partial_used (1..63) bytes of block partial_ctr_nonce[0]
+     * are used; partial_used 0 = none pending.
      */
-    uint32_t lazy_cn[4];
-    unsigned lazy_pos;
+    uint32_t partial_ctr_nonce[4];
+    unsigned partial_used;
 } chacha20_stream;
 
 /*
- * Invariant: ks[ks_len..] holds no keystream. Restarting wipes whatever the
- * previous stream left in ks[0..ks_len) (nothing, after an AEAD finish).
+ * Invariant: keystream[keystream_len..] holds no keystream. Restarting wipes
+ * whatever the previous stream left in keystream[0..keystream_len) (nothing,
+ * after an AEAD finish).
  */
 static inline void chacha20_stream_start(chacha20_stream *s, uint32_t counter,
                                          const uint32_t nonce[3])
 {
-    if (s->ks_len != 0)
-        chapoly_wipe(s->ks, s->ks_len);
-    s->cn[0] = counter;
-    s->cn[1] = nonce[0];
-    s->cn[2] = nonce[1];
-    s->cn[3] = nonce[2];
-    s->ks_pos = s->ks_len = 0;
-    s->lazy_pos = 0;
+    if (s->keystream_len != 0)
+        chapoly_wipe(s->keystream, s->keystream_len);
+    s->ctr_nonce[0] = counter;
+    s->ctr_nonce[1] = nonce[0];
+    s->ctr_nonce[2] = nonce[1];
+    s->ctr_nonce[3] = nonce[2];
+    s->keystream_pos = s->keystream_len = 0;
+    s->partial_used = 0;
 }
 
 static inline void chacha20_stream_advance(chacha20_stream *s, uint64_t blocks)
 {
-    uint64_t c = (uint64_t)s->cn[0] + blocks;
+    uint64_t c = (uint64_t)s->ctr_nonce[0] + blocks;
 
-    s->cn[0] = (uint32_t)c;
+    s->ctr_nonce[0] = (uint32_t)c;
     if (c >> 32)
-        s->cn[1]++;
+        s->ctr_nonce[1]++;
 }
 
 /* 'used' (1..63) bytes of block 'block' are spent; its rest is made only if needed. */
-static inline void chacha20_stream_lazy(chacha20_stream *s, uint32_t block, unsigned used)
+static inline void chacha20_stream_set_partial(chacha20_stream *s, uint32_t block,
+                                               unsigned used)
 {
-    s->lazy_cn[0] = block;
-    s->lazy_cn[1] = s->cn[1];
-    s->lazy_cn[2] = s->cn[2];
-    s->lazy_cn[3] = s->cn[3];
-    s->lazy_pos = used;
+    s->partial_ctr_nonce[0] = block;
+    s->partial_ctr_nonce[1] = s->ctr_nonce[1];
+    s->partial_ctr_nonce[2] = s->ctr_nonce[2];
+    s->partial_ctr_nonce[3] = s->ctr_nonce[3];
+    s->partial_used = used;
 }
 
-/* out = in ^ ks, eight bytes at a time; out may equal in. */
-static inline void chacha20_xor_bytes(uint8_t *out, const uint8_t *in, const uint8_t *ks,
-                                      size_t n)
+/* out = in ^ keystream, eight bytes at a time; out may equal in. */
+static inline void chacha20_xor_bytes(uint8_t *out, const uint8_t *in,
+                                      const uint8_t *keystream, size_t n)
 {
     size_t i = 0;
 
@@ -79,48 +84,49 @@ static inline void chacha20_xor_bytes(uint8_t *out, const uint8_t *in, const uin
         uint64_t a, b;
 
         memcpy(&a, in + i, 8);
-        memcpy(&b, ks + i, 8);
+        memcpy(&b, keystream + i, 8);
         a ^= b;
         memcpy(out + i, &a, 8);
     }
     for (; i < n; i++)
-        out[i] = in[i] ^ ks[i];
+        out[i] = in[i] ^ keystream[i];
 }
 
 static inline void chacha20_stream_xor(const chapoly_kernels *k, chacha20_stream *s,
                                        uint8_t *out, const uint8_t *in, size_t len)
 {
-    if (s->lazy_pos != 0) {
-        memset(s->ks, 0, 64);
-        k->chacha20_xor(s->ks, s->ks, 64, s->key, s->lazy_cn);
-        s->ks_pos = s->lazy_pos;
-        s->ks_len = 64;
-        s->lazy_pos = 0;
+    if (s->partial_used != 0) {
+        memset(s->keystream, 0, 64);
+        k->chacha20_xor(s->keystream, s->keystream, 64, s->key, s->partial_ctr_nonce);
+        s->keystream_pos = s->partial_used;
+        s->keystream_len = 64;
+        s->partial_used = 0;
     }
-    if (s->ks_pos < s->ks_len) {
-        size_t n = s->ks_len - s->ks_pos;
+    if (s->keystream_pos < s->keystream_len) {
+        size_t n = s->keystream_len - s->keystream_pos;
 
         if (n > len)
             n = len;
-        chacha20_xor_bytes(out, in, s->ks + s->ks_pos, n);
-        s->ks_pos += (unsigned)n;
+        chacha20_xor_bytes(out, in, s->keystream + s->keystream_pos, n);
+        s->keystream_pos += (unsigned)n;
         in += n;
         out += n;
         len -= n;
     }
     while (len > 0) {
-        uint64_t need = (len + 63) / 64, to_wrap = ((uint64_t)1 << 32) - s->cn[0];
+        uint64_t need = (len + 63) / 64, to_wrap = ((uint64_t)1 << 32) - s->ctr_nonce[0];
 
         if (need <= to_wrap) {
             /* everything left, partial block included, in one kernel call */
             if (len & 63)
-                chacha20_stream_lazy(s, s->cn[0] + (uint32_t)(need - 1), (unsigned)(len & 63));
-            k->chacha20_xor(out, in, len, s->key, s->cn);
+                chacha20_stream_set_partial(s, s->ctr_nonce[0] + (uint32_t)(need - 1),
+                                            (unsigned)(len & 63));
+            k->chacha20_xor(out, in, len, s->key, s->ctr_nonce);
             chacha20_stream_advance(s, need);
             return;
         }
         /* Split at the 32-bit counter wrap, where the kernel would not carry. */
-        k->chacha20_xor(out, in, (size_t)to_wrap * 64, s->key, s->cn);
+        k->chacha20_xor(out, in, (size_t)to_wrap * 64, s->key, s->ctr_nonce);
         chacha20_stream_advance(s, to_wrap);
         in += to_wrap * 64;
         out += to_wrap * 64;

@@ -24,7 +24,7 @@
 #define XOR8(a, b) _mm256_xor_si256(a, b)
 #define BCAST8(w) _mm256_set1_epi32((int)(w))
 
-/* Column counters: lane l = cn[0] + l (32-bit adds: wraps mod 2^32). */
+/* Column counters: lane l = ctr_nonce[0] + l (32-bit adds: wraps mod 2^32). */
 #define COLS_CTR_YMM _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)
 
 /*

@@ -157,23 +157,23 @@ CHAPOLY_INLINE void xor_block_zmm_part(uint8_t *out, const uint8_t *in,
 }
 
 /*
- * Block 0 of a batch: XORed like the others, or, if kb is not NULL, its raw
- * keystream stored to kb (the AEAD's Poly1305 key block: out and in then
- * point 64 bytes before the text and block 0 is never read or written
- * through them).
+ * Block 0 of a batch: XORed like the others, or, if key_block is not NULL,
+ * its raw keystream stored to key_block (the AEAD's Poly1305 key block: out
+ * and in then point 64 bytes before the text and block 0 is never read or
+ * written through them).
  */
-CHAPOLY_INLINE void xor_block0_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
+CHAPOLY_INLINE void xor_block0_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in,
                                    __m512i ks, size_t len)
 {
-    if (kb != NULL)
-        _mm512_storeu_si512(kb, ks);
+    if (key_block != NULL)
+        _mm512_storeu_si512(key_block, ks);
     else
         xor_block_zmm_part(out, in, ks, 0, len);
 }
 
-#define COLS_STORE_FULL_ZMM(kb, out, in)                            \
+#define COLS_STORE_FULL_ZMM(key_block, out, in)                     \
     do {                                                            \
-        xor_block0_zmm(kb, out, in, x0, 1024);                      \
+        xor_block0_zmm(key_block, out, in, x0, 1024);               \
         xor_block_zmm(out + 1 * 64, in + 1 * 64, x1);               \
         xor_block_zmm(out + 2 * 64, in + 2 * 64, x2);               \
         xor_block_zmm(out + 3 * 64, in + 3 * 64, x3);               \
@@ -191,7 +191,10 @@ CHAPOLY_INLINE void xor_block0_zmm(uint8_t *kb, uint8_t *out, const uint8_t *in,
         xor_block_zmm(out + 15 * 64, in + 15 * 64, x15);            \
     } while (0)
 
-/* Row set: four blocks, one per 128-bit lane, counters cn[0] + off + 0..3. */
+/*
+ * Row set: four blocks, one per 128-bit lane, counters ctr_nonce[0] + off +
+ * 0..3.
+ */
 #define ROWS_CTR_ZMM(off)                                                      \
     _mm512_setr_epi32((off), 0, 0, 0, (off) + 1, 0, 0, 0, (off) + 2, 0, 0, 0, \
                       (off) + 3, 0, 0, 0)
@@ -203,7 +206,7 @@ CHAPOLY_INLINE __m512i rows_sigma_zmm(void)
                              (int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
 }
 #define ROW_BCAST_ZMM(p) _mm512_broadcast_i32x4(_mm_loadu_si128((const __m128i *)(p)))
-/* Column counters: lane l = cn[0] + l (32-bit adds: wraps mod 2^32). */
+/* Column counters: lane l = ctr_nonce[0] + l (32-bit adds: wraps mod 2^32). */
 #define COLS_CTR_ZMM                                                           \
     _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 
@@ -212,14 +215,14 @@ CHAPOLY_INLINE __m512i rows_sigma_zmm(void)
  * (any value; blocks past len are skipped). The key rows are re-read through
  * the opaque pointer so they were never live across the rounds.
  */
-#define ROWS_FINISH_ZMM(a, b, c, d, d0, key, kb, out, in, len)      \
+#define ROWS_FINISH_ZMM(a, b, c, d, d0, key, key_block, out, in, len) \
     do {                                                            \
         a = ADD16(a, rows_sigma_zmm());                             \
         b = ADD16(b, ROW_BCAST_ZMM(key));                           \
         c = ADD16(c, ROW_BCAST_ZMM((key) + 4));                     \
         d = ADD16(d, d0);                                           \
         transpose_lanes_zmm(&a, &b, &c, &d);                        \
-        xor_block0_zmm(kb, out, in, a, len);                        \
+        xor_block0_zmm(key_block, out, in, a, len);                 \
         xor_block_zmm_part(out, in, b, 1, len);                     \
         xor_block_zmm_part(out, in, c, 2, len);                     \
         xor_block_zmm_part(out, in, d, 3, len);                     \

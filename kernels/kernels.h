@@ -62,14 +62,16 @@ typedef struct chapoly_kernels {
     void (*chacha20_xor)(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
     /*
-     * Optional (NULL: the helper chapoly_chacha20_xor_kb composes it): the
-     * raw keystream block at counter ctr_nonce[0] to kb, and len bytes of
-     * text XORed from the next counter on, in the batch shapes of one
-     * len + 64 byte call. The AEAD's Poly1305 key block and its first text.
+     * Optional (NULL: the helper chapoly_chacha20_keyblock_xor composes it):
+     * the raw keystream block at counter ctr_nonce[0] to key_block, and len
+     * bytes of text XORed from the next counter on, in the batch shapes of
+     * one len + 64 byte call. The AEAD's Poly1305 key block and its first
+     * text.
      */
-    void (*chacha20_xor_kb)(uint8_t kb[64], uint8_t *out, const uint8_t *in,
-                            size_t len, const uint32_t key[8],
-                            const uint32_t ctr_nonce[4]);
+    void (*chacha20_keyblock_xor)(uint8_t key_block[64], uint8_t *out,
+                                  const uint8_t *in, size_t len,
+                                  const uint32_t key[8],
+                                  const uint32_t ctr_nonce[4]);
     /* HChaCha20 (draft-irtf-cfrg-xchacha-03 2.2): 32-byte subkey. */
     void (*hchacha20)(uint8_t subkey[32], const uint8_t key[32],
                       const uint8_t nonce[16]);
@@ -84,16 +86,17 @@ typedef struct chapoly_kernels {
      * Optional (NULL: the helper chapoly_aead_xor_hash composes it): ChaCha20
      * over len bytes, a multiple of 1024, and Poly1305 blocks (padbit 1)
      * over their ciphertext, the two interleaved. enc != 0: out is the
-     * ciphertext, hashed after it is written; if pre is not NULL, the 1024
-     * bytes at pre (earlier ciphertext not hashed yet) are hashed first,
-     * while the first kilobyte is encrypted. enc == 0: in is the
-     * ciphertext, hashed before out is written; pre must be NULL. out ==
-     * in is allowed. st must be driven by this table, with no partial
-     * block buffered.
+     * ciphertext, hashed after it is written; if prev_ciphertext is not
+     * NULL, the 1024 bytes there (the kilobyte of ciphertext just before
+     * out, not hashed yet) are hashed first, while the first kilobyte is
+     * encrypted. enc == 0: in is the ciphertext, hashed before out is
+     * written; prev_ciphertext must be NULL. out == in is allowed. st must
+     * be driven by this table, with no partial block buffered.
      */
     void (*aead_xor_hash)(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *pre, int enc);
+                          poly1305_state *st, const uint8_t *prev_ciphertext,
+                          int enc);
 } chapoly_kernels;
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -142,10 +145,12 @@ void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
 
 /* ---- optional table entries (kernels/optional_kernels.c) ---- */
 
-/* The table's chacha20_xor_kb, or the same bytes through chacha20_xor. */
-void chapoly_chacha20_xor_kb(const chapoly_kernels *k, uint8_t kb[64],
-                             uint8_t *out, const uint8_t *in, size_t len,
-                             const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/* The table's chacha20_keyblock_xor, or the same bytes through chacha20_xor. */
+void chapoly_chacha20_keyblock_xor(const chapoly_kernels *k,
+                                   uint8_t key_block[64], uint8_t *out,
+                                   const uint8_t *in, size_t len,
+                                   const uint32_t key[8],
+                                   const uint32_t ctr_nonce[4]);
 
 /*
  * The table's aead_xor_hash, or chacha20_xor and poly1305_blocks in the
@@ -154,7 +159,7 @@ void chapoly_chacha20_xor_kb(const chapoly_kernels *k, uint8_t kb[64],
 void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint8_t *in, size_t len, const uint32_t key[8],
                            const uint32_t ctr_nonce[4], poly1305_state *st,
-                           const uint8_t *pre, int enc);
+                           const uint8_t *prev_ciphertext, int enc);
 
 /* ---- one-shot AEAD (kernels/aead_core.c) ---- */
 

@@ -178,9 +178,10 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_xor_kb_avx512(uint8_t kb[64], uint8_t *out, const uint8_t *in,
-                            size_t len, const uint32_t key[8],
-                            const uint32_t ctr_nonce[4]);
+void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out,
+                                  const uint8_t *in, size_t len,
+                                  const uint32_t key[8],
+                                  const uint32_t ctr_nonce[4]);
 /* poly1305_avx512.c and aead_avx512.c (also -mavx512ifma): "avx512" only */
 void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit);
@@ -189,7 +190,8 @@ void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16]);
 void poly1305_powers_avx512ifma(uint64_t *priv, int want16);
 void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *pre, int enc);
+                          poly1305_state *st, const uint8_t *prev_ciphertext,
+                          int enc);
 
 /* level_avx512.c: ymm ChaCha20 + AVX2 Poly1305 (Skylake-X, Cascade Lake) */
 extern const chapoly_kernels chapoly_kernels_avx512vl;

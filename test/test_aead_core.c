@@ -79,7 +79,7 @@ static void ref_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8
                      size_t aadlen, const uint8_t *pt, size_t len, uint8_t *ct, uint8_t tag[16])
 {
     const chapoly_kernels *p = chapoly_kernels_portable();
-    uint32_t kw[8], cn[4] = { 0, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
+    uint32_t kw[8], ctr_nonce[4] = { 0, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
     uint8_t block0[64] = { 0 };
     size_t ap = (aadlen + 15) & ~(size_t)15, cp = (len + 15) & ~(size_t)15;
     uint8_t *mac = xalloc(ap + cp + 16);
@@ -87,10 +87,10 @@ static void ref_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8
 
     for (int i = 0; i < 8; i++)
         kw[i] = le32(key + 4 * i);
-    p->chacha20_xor(block0, block0, 64, kw, cn);
-    cn[0] = 1;
+    p->chacha20_xor(block0, block0, 64, kw, ctr_nonce);
+    ctr_nonce[0] = 1;
     if (len > 0)
-        p->chacha20_xor(ct, pt, len, kw, cn);
+        p->chacha20_xor(ct, pt, len, kw, ctr_nonce);
     memset(mac, 0, ap + cp + 16);
     if (aadlen > 0)
         memcpy(mac, aad, aadlen);
@@ -162,7 +162,7 @@ static int core_run(const chapoly_kernels *k, int x, const uint8_t *key, const u
     int ok = 1;
 
     if (x)
-        chapoly_aead_start_x(a, k, key, nonce);
+        chapoly_aead_start_xchacha(a, k, key, nonce);
     else
         chapoly_aead_start(a, k, key, nonce);
     np = cut(pieces, MAXP, aadlen, amode);

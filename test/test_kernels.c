@@ -248,7 +248,7 @@ int main(void)
         poly_diff(k);
         aead_diff(k);
         xor_hash_diff(k);
-        xor_kb_diff(k);
+        keyblock_xor_diff(k);
         up_level_end();
         levels_run++;
         printf("level %s: %lu passed, %lu failed (%.1f s)%s%s\n", names[li], n_pass - p0, n_fail - f0,

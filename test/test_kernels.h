@@ -10,7 +10,7 @@
  *   test_kernels_chacha.c   ChaCha20 and HChaCha20: vectors, portable oracle
  *   test_kernels_poly1305.c Poly1305: vectors, portable oracle, procedural
  *                           stress checks
- *   test_kernels_aead.c     one-shot AEAD, chacha20_xor_kb and the stitched
+ *   test_kernels_aead.c     one-shot AEAD, chacha20_keyblock_xor and the stitched
  *                           aead_xor_hash: vectors, portable oracle
  */
 #ifndef CHAPOLY_TEST_KERNELS_H
@@ -71,7 +71,7 @@ void up_level_end(void);      /* one check per entry point that was called */
 void up_done(void);
 
 void k_chacha(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-              const uint32_t key[8], const uint32_t cn[4]);
+              const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void k_hchacha(const chapoly_kernels *k, uint8_t sub[32], const uint8_t key[32],
                const uint8_t nonce[16]);
 void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
@@ -88,10 +88,11 @@ int k_open(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len
            const uint8_t *aad, size_t aadlen, const uint8_t *tag, size_t taglen,
            const uint32_t key[8], const uint8_t nonce[12]);
 void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                const uint32_t key[8], const uint32_t cn[4], poly1305_state *st,
-                const uint8_t *pre, int enc);
-void k_xor_kb(const chapoly_kernels *k, uint8_t kb[64], uint8_t *out, const uint8_t *in,
-              size_t len, const uint32_t key[8], const uint32_t cn[4]);
+                const uint32_t key[8], const uint32_t ctr_nonce[4], poly1305_state *st,
+                const uint8_t *prev_ciphertext, int enc);
+void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
+                    const uint8_t *in, size_t len, const uint32_t key[8],
+                    const uint32_t ctr_nonce[4]);
 
 /* ------------------------------------------------------------------ */
 /* the vector files (test_kernels_vectors.c)                           */
@@ -103,7 +104,7 @@ void run_vectors(const chapoly_kernels *k);
 /* per concern: known answers (from run_vectors) and the sweeps        */
 
 void chacha_known(const chapoly_kernels *k, const char *what, const uint8_t key[32],
-                  const uint32_t cn[4], const uint8_t *pt, const uint8_t *ct, size_t len);
+                  const uint32_t ctr_nonce[4], const uint8_t *pt, const uint8_t *ct, size_t len);
 void chacha_diff(const chapoly_kernels *k);
 void hchacha_diff(const chapoly_kernels *k);
 
@@ -120,6 +121,6 @@ void aead_reject(const chapoly_kernels *k, const char *what, const uint8_t key[3
                  size_t len, const uint8_t *tag, size_t taglen);
 void aead_diff(const chapoly_kernels *k);
 void xor_hash_diff(const chapoly_kernels *k);
-void xor_kb_diff(const chapoly_kernels *k);
+void keyblock_xor_diff(const chapoly_kernels *k);
 
 #endif

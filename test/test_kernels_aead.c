@@ -1,5 +1,5 @@
 /*
- * test_kernels: the one-shot AEAD (seal/open), chapoly_chacha20_xor_kb and
+ * test_kernels: the one-shot AEAD (seal/open), chapoly_chacha20_keyblock_xor and
  * chapoly_aead_xor_hash (the stitched kernel where a level has one) at one
  * level, against the vector files (aead_known/aead_reject, called from
  * test_kernels_vectors.c) and against the portable level.
@@ -175,54 +175,56 @@ static void aead_case(const chapoly_kernels *k, size_t aadlen, size_t len)
 }
 
 /*
- * chapoly_chacha20_xor_kb (key block + text in one call's shapes) against
+ * chapoly_chacha20_keyblock_xor (key block + text in one call's shapes) against
  * portable ChaCha20 over [64 zero bytes || text]: the key block, the text,
  * and nothing written around either.
  */
-static void xor_kb_case(const chapoly_kernels *k, size_t len, size_t i)
+static void keyblock_xor_case(const chapoly_kernels *k, size_t len, size_t i)
 {
-    uint8_t kb[64 + 2 * GUARD];
-    uint32_t kw[8], cn[4];
+    uint8_t key_block[64 + 2 * GUARD];
+    uint32_t kw[8], ctr_nonce[4];
     size_t off = rnd_below(64);
     const uint8_t *src = pool_at(len);
     int inplace = (int)(i % 3 == 0);
 
     rnd_bytes((uint8_t *)kw, sizeof(kw));
-    cn[0] = pick_counter(i);
-    cn[1] = (uint32_t)rnd64();
-    cn[2] = (uint32_t)rnd64();
-    cn[3] = (uint32_t)rnd64();
+    ctr_nonce[0] = pick_counter(i);
+    ctr_nonce[1] = (uint32_t)rnd64();
+    ctr_nonce[2] = (uint32_t)rnd64();
+    ctr_nonce[3] = (uint32_t)rnd64();
     memset(rbuf, 0, 64);
     memcpy(rbuf + 64, src, len);
-    P->chacha20_xor(rbuf, rbuf, 64 + len, kw, cn);
+    P->chacha20_xor(rbuf, rbuf, 64 + len, kw, ctr_nonce);
 
     uint8_t *o = tout + 64 + off;
     memset(tout, SENT, len + 192);
-    memset(kb, SENT, sizeof(kb));
+    memset(key_block, SENT, sizeof(key_block));
     if (inplace) {
         memcpy(o, src, len);
-        k_xor_kb(k, kb + GUARD, o, o, len, kw, cn);
+        k_keyblock_xor(k, key_block + GUARD, o, o, len, kw, ctr_nonce);
     } else {
         memcpy(tin + 64 + (off ^ 5), src, len);
-        k_xor_kb(k, kb + GUARD, o, tin + 64 + (off ^ 5), len, kw, cn);
+        k_keyblock_xor(k, key_block + GUARD, o, tin + 64 + (off ^ 5), len, kw, ctr_nonce);
     }
-    CHECK(memcmp(kb + GUARD, rbuf, 64) == 0, "%s chacha20_xor_kb key block differs: len %zu ctr %08x",
-          k->name, len, cn[0]);
-    CHECK(memcmp(o, rbuf + 64, len) == 0, "%s chacha20_xor_kb text differs: len %zu ctr %08x%s",
-          k->name, len, cn[0], inplace ? " in place" : "");
-    CHECK(all_byte(kb, GUARD, SENT) && all_byte(kb + GUARD + 64, GUARD, SENT) &&
+    CHECK(memcmp(key_block + GUARD, rbuf, 64) == 0,
+          "%s chacha20_keyblock_xor key block differs: len %zu ctr %08x",
+          k->name, len, ctr_nonce[0]);
+    CHECK(memcmp(o, rbuf + 64, len) == 0,
+          "%s chacha20_keyblock_xor text differs: len %zu ctr %08x%s",
+          k->name, len, ctr_nonce[0], inplace ? " in place" : "");
+    CHECK(all_byte(key_block, GUARD, SENT) && all_byte(key_block + GUARD + 64, GUARD, SENT) &&
               all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
-          "%s chacha20_xor_kb wrote outside its outputs: len %zu", k->name, len);
+          "%s chacha20_keyblock_xor wrote outside its outputs: len %zu", k->name, len);
 }
 
-void xor_kb_diff(const chapoly_kernels *k)
+void keyblock_xor_diff(const chapoly_kernels *k)
 {
     size_t i = 0;
 
     for (size_t len = 0; len <= 2112; len++, i++)
-        xor_kb_case(k, len, i);
+        keyblock_xor_case(k, len, i);
     for (; i < 2112 + 200; i++)
-        xor_kb_case(k, rnd_below(9000), i);
+        keyblock_xor_case(k, rnd_below(9000), i);
 }
 
 /*
@@ -232,58 +234,59 @@ void xor_kb_diff(const chapoly_kernels *k)
  * powers already built) and more blocks follow, so the lanes it leaves are
  * checked too. Output bytes, guard bytes and the final tag must match.
  */
-static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size_t post,
+static void xor_hash_case(const chapoly_kernels *k, size_t prefix, size_t kib, size_t post,
                           int enc, int inplace, size_t i)
 {
     /* sealing, every other case: a kilobyte of earlier ciphertext to hash first */
-    const uint8_t *kpre = enc && ((i / 2) & 1) ? pool_at(1024) : NULL;
+    const uint8_t *prev_ciphertext = enc && ((i / 2) & 1) ? pool_at(1024) : NULL;
     uint8_t key[32], pkey[32], rtag[16], tag[16];
-    uint32_t kw[8], cn[4];
+    uint32_t kw[8], ctr_nonce[4];
     size_t len = 1024 * kib, off = rnd_below(64);
-    const uint8_t *src = pool_at(len), *hpre = pool_at(pre), *hpost = pool_at(post);
+    const uint8_t *src = pool_at(len), *prefix_data = pool_at(prefix);
+    const uint8_t *postfix_data = pool_at(post);
     poly1305_state rs_, ks_;
 
     rnd_bytes(key, 32);
     rnd_bytes(pkey, 32);
     chapoly_load_key(kw, key);
-    cn[0] = pick_counter(i);
-    cn[1] = (uint32_t)rnd64();
-    cn[2] = (uint32_t)rnd64();
-    cn[3] = (uint32_t)rnd64();
+    ctr_nonce[0] = pick_counter(i);
+    ctr_nonce[1] = (uint32_t)rnd64();
+    ctr_nonce[2] = (uint32_t)rnd64();
+    ctr_nonce[3] = (uint32_t)rnd64();
 
     /* reference */
     P->poly1305_init(&rs_, pkey);
-    if (pre)
-        P->poly1305_blocks(&rs_, hpre, pre, 1);
-    if (kpre)
-        P->poly1305_blocks(&rs_, kpre, 1024, 1);
-    P->chacha20_xor(rbuf, src, len, kw, cn);
+    if (prefix)
+        P->poly1305_blocks(&rs_, prefix_data, prefix, 1);
+    if (prev_ciphertext)
+        P->poly1305_blocks(&rs_, prev_ciphertext, 1024, 1);
+    P->chacha20_xor(rbuf, src, len, kw, ctr_nonce);
     P->poly1305_blocks(&rs_, enc ? rbuf : src, len, 1);
     if (post)
-        P->poly1305_blocks(&rs_, hpost, post, 1);
+        P->poly1305_blocks(&rs_, postfix_data, post, 1);
     P->poly1305_final(&rs_, rtag);
 
     uint8_t *o = tout + 64 + off;
     memset(tout, SENT, len + 192);
     k->poly1305_init(&ks_, pkey);
-    if (pre)
-        k->poly1305_blocks(&ks_, hpre, pre, 1);
+    if (prefix)
+        k->poly1305_blocks(&ks_, prefix_data, prefix, 1);
     if (inplace) {
         memcpy(o, src, len);
-        k_xor_hash(k, o, o, len, kw, cn, &ks_, kpre, enc);
+        k_xor_hash(k, o, o, len, kw, ctr_nonce, &ks_, prev_ciphertext, enc);
     } else {
         memcpy(tin + 64 + (off ^ 9), src, len);
-        k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, cn, &ks_, kpre, enc);
+        k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, ctr_nonce, &ks_, prev_ciphertext, enc);
     }
     if (post)
-        k->poly1305_blocks(&ks_, hpost, post, 1);
+        k->poly1305_blocks(&ks_, postfix_data, post, 1);
     k->poly1305_final(&ks_, tag);
     CHECK(memcmp(o, rbuf, len) == 0,
-          "%s aead_xor_hash output differs: %s pre %zu, %zu KiB, ctr %08x%s", k->name,
-          enc ? "enc" : "dec", pre, kib, cn[0], inplace ? " in place" : "");
+          "%s aead_xor_hash output differs: %s prefix %zu, %zu KiB, ctr %08x%s", k->name,
+          enc ? "enc" : "dec", prefix, kib, ctr_nonce[0], inplace ? " in place" : "");
     CHECK(memcmp(tag, rtag, 16) == 0,
-          "%s aead_xor_hash tag differs: %s pre %zu%s, %zu KiB, post %zu%s", k->name,
-          enc ? "enc" : "dec", pre, kpre ? " + a kilobyte" : "", kib, post,
+          "%s aead_xor_hash tag differs: %s prefix %zu%s, %zu KiB, post %zu%s", k->name,
+          enc ? "enc" : "dec", prefix, prev_ciphertext ? " + a kilobyte" : "", kib, post,
           inplace ? " in place" : "");
     CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
           "%s aead_xor_hash wrote outside the output: %zu KiB", k->name, kib);
@@ -292,14 +295,15 @@ static void xor_hash_case(const chapoly_kernels *k, size_t pre, size_t kib, size
 void xor_hash_diff(const chapoly_kernels *k)
 {
     /* prefixes in blocks: none, scalar, 8-lane and 16-lane states, odd lanes */
-    static const size_t pres[] = { 0, 1, 7, 8, 15, 16, 17, 18, 39, 40, 41, 64, 100 };
+    static const size_t prefixes[] = { 0, 1, 7, 8, 15, 16, 17, 18, 39, 40, 41, 64, 100 };
     static const size_t posts[] = { 0, 1, 8, 16, 17, 64 };
     size_t i = 0;
 
-    for (size_t p = 0; p < sizeof(pres) / sizeof(pres[0]); p++)
+    for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++)
         for (size_t kib = 1; kib <= 5; kib++)
             for (int enc = 0; enc <= 1; enc++, i++)
-                xor_hash_case(k, 16 * pres[p], kib, 16 * posts[i % 6], enc, (int)(i % 3 == 0), i);
+                xor_hash_case(k, 16 * prefixes[p], kib, 16 * posts[i % 6], enc,
+                              (int)(i % 3 == 0), i);
     for (size_t j = 0; j < 60; j++, i++)
         xor_hash_case(k, 16 * rnd_below(300), 1 + rnd_below(64), 16 * rnd_below(100),
                       (int)rnd_below(2), (int)rnd_below(2), i);

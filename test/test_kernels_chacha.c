@@ -12,7 +12,7 @@
 #include "test_kernels.h"
 
 void chacha_known(const chapoly_kernels *k, const char *what, const uint8_t key[32],
-                  const uint32_t cn[4], const uint8_t *pt, const uint8_t *ct, size_t len)
+                  const uint32_t ctr_nonce[4], const uint8_t *pt, const uint8_t *ct, size_t len)
 {
     uint32_t kw[8];
     uint8_t *o = abuf_a + GUARD + 3, *w = abuf_b + GUARD + 1;
@@ -21,19 +21,19 @@ void chacha_known(const chapoly_kernels *k, const char *what, const uint8_t key[
         return;
     chapoly_load_key(kw, key);
     memset(abuf_a, SENT, len + 2 * GUARD + 8);
-    k_chacha(k, o, pt, len, kw, cn);
+    k_chacha(k, o, pt, len, kw, ctr_nonce);
     CHECK(meq(o, ct, len), "%s: chacha20_xor encrypt differs", what);
     CHECK(all_byte(o + len, GUARD, SENT), "%s: chacha20_xor wrote past the end", what);
-    k_chacha(k, o, ct, len, kw, cn);
+    k_chacha(k, o, ct, len, kw, ctr_nonce);
     CHECK(meq(o, pt, len), "%s: chacha20_xor decrypt differs", what);
     mcpy(w, pt, len);
-    k_chacha(k, w, w, len, kw, cn);
+    k_chacha(k, w, w, len, kw, ctr_nonce);
     CHECK(meq(w, ct, len), "%s: in-place chacha20_xor differs", what);
 }
 
 static void chacha_case(const chapoly_kernels *k, size_t len, uint32_t ctr)
 {
-    uint32_t key[8], cn[4];
+    uint32_t key[8], ctr_nonce[4];
     const uint8_t *in = pool_at(len);
     size_t ioff = 1 + rnd_below(63), ooff = 1 + rnd_below(63);
 
@@ -41,15 +41,15 @@ static void chacha_case(const chapoly_kernels *k, size_t len, uint32_t ctr)
         ioff = ooff = 0; /* aligned now and then */
     for (int i = 0; i < 8; i++)
         key[i] = (uint32_t)rnd64();
-    cn[0] = ctr;
+    ctr_nonce[0] = ctr;
     for (int i = 1; i < 4; i++)
-        cn[i] = (uint32_t)rnd64();
-    P->chacha20_xor(rbuf, in, len, key, cn);
+        ctr_nonce[i] = (uint32_t)rnd64();
+    P->chacha20_xor(rbuf, in, len, key, ctr_nonce);
 
     /* out of place, unaligned, guard bytes around the output */
     memcpy(tin + 64 + ioff, in, len);
     memset(tout, SENT, len + 192);
-    k_chacha(k, tout + 64 + ooff, tin + 64 + ioff, len, key, cn);
+    k_chacha(k, tout + 64 + ooff, tin + 64 + ioff, len, key, ctr_nonce);
     CHECK(memcmp(tout + 64 + ooff, rbuf, len) == 0,
           "%s chacha20_xor differs from portable: len %zu ctr 0x%08x in+%zu out+%zu", k->name, len, ctr,
           ioff, ooff);
@@ -62,7 +62,7 @@ static void chacha_case(const chapoly_kernels *k, size_t len, uint32_t ctr)
     size_t off = rnd_below(64);
     memset(tout, SENT, len + 192);
     memcpy(tout + 64 + off, in, len);
-    k_chacha(k, tout + 64 + off, tout + 64 + off, len, key, cn);
+    k_chacha(k, tout + 64 + off, tout + 64 + off, len, key, ctr_nonce);
     CHECK(memcmp(tout + 64 + off, rbuf, len) == 0,
           "%s in-place chacha20_xor differs from portable: len %zu ctr 0x%08x at+%zu", k->name, len, ctr,
           off);
@@ -87,40 +87,40 @@ void chacha_diff(const chapoly_kernels *k)
      * including for the portable level.
      */
     for (int i = 0; i < 300; i++) {
-        uint32_t key[8], cn[4], cn2[4];
+        uint32_t key[8], ctr_nonce[4], cn2[4];
         size_t len = rnd_below(i < 150 ? 3000 : 70001);
         size_t split = rnd_below(len / 64 + 1) * 64;
         const uint8_t *in = pool_at(len);
         for (int j = 0; j < 8; j++)
             key[j] = (uint32_t)rnd64();
-        cn[0] = pick_counter((size_t)i);
+        ctr_nonce[0] = pick_counter((size_t)i);
         for (int j = 1; j < 4; j++)
-            cn[j] = (uint32_t)rnd64();
-        memcpy(cn2, cn, sizeof(cn));
-        cn2[0] = cn[0] + (uint32_t)(split / 64);
-        k_chacha(k, rbuf, in, len, key, cn);
-        k_chacha(k, tout, in, split, key, cn);
+            ctr_nonce[j] = (uint32_t)rnd64();
+        memcpy(cn2, ctr_nonce, sizeof(ctr_nonce));
+        cn2[0] = ctr_nonce[0] + (uint32_t)(split / 64);
+        k_chacha(k, rbuf, in, len, key, ctr_nonce);
+        k_chacha(k, tout, in, split, key, ctr_nonce);
         k_chacha(k, tout + split, in + split, len - split, key, cn2);
         CHECK(memcmp(rbuf, tout, len) == 0,
               "%s chacha20_xor split at %zu of %zu (ctr 0x%08x) differs from one call", k->name, split,
-              len, cn[0]);
+              len, ctr_nonce[0]);
     }
 }
 
 void hchacha_diff(const chapoly_kernels *k)
 {
-    uint8_t kb[32 + 64], nb[16 + 64], ref[32], sb[32 + 64];
+    uint8_t key_bytes[32 + 64], nb[16 + 64], ref[32], sb[32 + 64];
 
     for (int i = 0; i < 2000; i++) {
         size_t ko = rnd_below(64), no = rnd_below(64), so = rnd_below(64);
-        rnd_bytes(kb + ko, 32);
+        rnd_bytes(key_bytes + ko, 32);
         rnd_bytes(nb + no, 16);
         if (i < 4) { /* all-zero and all-ones inputs */
-            memset(kb + ko, i & 1 ? 0xff : 0, 32);
+            memset(key_bytes + ko, i & 1 ? 0xff : 0, 32);
             memset(nb + no, i & 2 ? 0xff : 0, 16);
         }
-        P->hchacha20(ref, kb + ko, nb + no);
-        k_hchacha(k, sb + so, kb + ko, nb + no);
+        P->hchacha20(ref, key_bytes + ko, nb + no);
+        k_hchacha(k, sb + so, key_bytes + ko, nb + no);
         CHECK(memcmp(ref, sb + so, 32) == 0, "%s hchacha20 differs from portable (case %d)", k->name, i);
     }
 }

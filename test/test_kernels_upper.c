@@ -344,12 +344,12 @@ void up_init(void)
 
 /* Per level: calls per kernel entry point and the first dirty one. */
 enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_SFINAL,
-       F_SEAL, F_OPEN, F_XORHASH, F_XORKB, F_COUNT };
+       F_SEAL, F_OPEN, F_XORHASH, F_KEYBLOCK_XOR, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
     "chapoly_aead_seal", "chapoly_aead_open", "chapoly_aead_xor_hash",
-    "chapoly_chacha20_xor_kb"
+    "chapoly_chacha20_keyblock_xor"
 };
 static struct {
     unsigned long calls, dirty;
@@ -421,10 +421,10 @@ void up_level_end(void)
 /* kernel call wrappers (upper-state check around every call)          */
 
 void k_chacha(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-              const uint32_t key[8], const uint32_t cn[4])
+              const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     k_before();
-    k->chacha20_xor(out, in, len, key, cn);
+    k->chacha20_xor(out, in, len, key, ctr_nonce);
     k_after(F_CHACHA, len);
 }
 
@@ -523,18 +523,19 @@ int k_open(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len
 }
 
 void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                const uint32_t key[8], const uint32_t cn[4], poly1305_state *st,
-                const uint8_t *pre, int enc)
+                const uint32_t key[8], const uint32_t ctr_nonce[4], poly1305_state *st,
+                const uint8_t *prev_ciphertext, int enc)
 {
     k_before();
-    chapoly_aead_xor_hash(k, out, in, len, key, cn, st, pre, enc);
+    chapoly_aead_xor_hash(k, out, in, len, key, ctr_nonce, st, prev_ciphertext, enc);
     k_after(F_XORHASH, len);
 }
 
-void k_xor_kb(const chapoly_kernels *k, uint8_t kb[64], uint8_t *out, const uint8_t *in,
-              size_t len, const uint32_t key[8], const uint32_t cn[4])
+void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
+                    const uint8_t *in, size_t len, const uint32_t key[8],
+                    const uint32_t ctr_nonce[4])
 {
     k_before();
-    chapoly_chacha20_xor_kb(k, kb, out, in, len, key, cn);
-    k_after(F_XORKB, len);
+    chapoly_chacha20_keyblock_xor(k, key_block, out, in, len, key, ctr_nonce);
+    k_after(F_KEYBLOCK_XOR, len);
 }

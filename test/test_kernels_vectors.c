@@ -89,10 +89,10 @@ static int cb_txt(const tv_case *c, void *arg)
         uint32_t ctr = fld_counter(c, what, &ok);
         if (!ok)
             return 0;
-        uint32_t kw[8], cn[4] = { ctr, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
+        uint32_t kw[8], ctr_nonce[4] = { ctr, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
         uint8_t z[64] = { 0 }, o[64];
         chapoly_load_key(kw, key);
-        k_chacha(k, o, z, 64, kw, cn);
+        k_chacha(k, o, z, 64, kw, ctr_nonce);
         CHECK(meq(o, blk, 64), "%s: block differs", what);
     } else if (strcmp(sec, "chacha20") == 0) {
         const uint8_t *key = fld(c, "key", 32, NULL, what, &ok);
@@ -104,8 +104,8 @@ static int cb_txt(const tv_case *c, void *arg)
             CHECK(ok, "%s: plaintext/ciphertext lengths differ", what);
             return 0;
         }
-        uint32_t cn[4] = { ctr, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
-        chacha_known(k, what, key, cn, pt, ct, len);
+        uint32_t ctr_nonce[4] = { ctr, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
+        chacha_known(k, what, key, ctr_nonce, pt, ct, len);
     } else if (strcmp(sec, "poly1305") == 0) {
         const uint8_t *key = fld(c, "key", 32, NULL, what, &ok);
         const uint8_t *msg = fld(c, "msg", SIZE_MAX, &len, what, &ok);
@@ -118,12 +118,12 @@ static int cb_txt(const tv_case *c, void *arg)
         const uint8_t *otk = fld(c, "otk", 32, NULL, what, &ok);
         if (!ok)
             return 0;
-        uint32_t kw[8], cn[4] = { 0, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
+        uint32_t kw[8], ctr_nonce[4] = { 0, le32(nonce), le32(nonce + 4), le32(nonce + 8) };
         uint8_t z[64] = { 0 }, o[64];
         chapoly_load_key(kw, key);
-        k_chacha(k, o, z, 32, kw, cn);
+        k_chacha(k, o, z, 32, kw, ctr_nonce);
         CHECK(meq(o, otk, 32), "%s: otk (32-byte call) differs", what);
-        k_chacha(k, o, z, 64, kw, cn);
+        k_chacha(k, o, z, 64, kw, ctr_nonce);
         CHECK(meq(o, otk, 32), "%s: otk (64-byte call) differs", what);
     } else if (strcmp(sec, "chacha20-poly1305") == 0) {
         const uint8_t *key = fld(c, "key", 32, NULL, what, &ok);
@@ -157,8 +157,8 @@ static int cb_txt(const tv_case *c, void *arg)
         }
         uint8_t sub[32];
         k_hchacha(k, sub, key, nonce);
-        uint32_t cn[4] = { ctr, 0, le32(nonce + 16), le32(nonce + 20) };
-        chacha_known(k, what, sub, cn, pt, ct, len);
+        uint32_t ctr_nonce[4] = { ctr, 0, le32(nonce + 16), le32(nonce + 20) };
+        chacha_known(k, what, sub, ctr_nonce, pt, ct, len);
     } else if (strcmp(sec, "xchacha20-poly1305") == 0) {
         const uint8_t *key = fld(c, "key", 32, NULL, what, &ok);
         const uint8_t *nonce = fld(c, "nonce", 24, NULL, what, &ok);

@@ -130,7 +130,7 @@ static void aead_start(aead_ctx *c)
 {
     aead_claim_tag(c);
     if (c->ivlen == XCHACHA_IVLEN)
-        chapoly_aead_start_x(&c->msg, c->k, c->key, c->iv);
+        chapoly_aead_start_xchacha(&c->msg, c->k, c->key, c->iv);
     else
         chapoly_aead_start(&c->msg, c->k, c->key, c->iv);
     c->state = ST_START;

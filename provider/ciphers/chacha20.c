@@ -17,7 +17,7 @@ typedef struct chacha20_ctx {
     const chapoly_kernels *k;
     int key_set, iv_set;
     uint8_t iv[CHACHA20_IVLEN];
-    chacha20_stream cs;
+    chacha20_stream stream;
 } chacha20_ctx;
 
 static OSSL_FUNC_cipher_newctx_fn chacha20_newctx;
@@ -62,7 +62,7 @@ static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keyle
             CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
             return 0;
         }
-        chapoly_load_key(c->cs.key, key);
+        chapoly_load_key(c->stream.key, key);
         c->key_set = 1;
     }
     if (iv != NULL) {
@@ -83,7 +83,7 @@ static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keyle
         for (int i = 0; i < 4; i++)
             w[i] = (uint32_t)c->iv[4 * i] | ((uint32_t)c->iv[4 * i + 1] << 8) |
                    ((uint32_t)c->iv[4 * i + 2] << 16) | ((uint32_t)c->iv[4 * i + 3] << 24);
-        chacha20_stream_start(&c->cs, w[0], w + 1);
+        chacha20_stream_start(&c->stream, w[0], w + 1);
     }
     return chacha20_set_ctx_params(c, params);
 }
@@ -139,7 +139,7 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
-    chacha20_stream_xor(c->k, &c->cs, out, in, inl);
+    chacha20_stream_xor(c->k, &c->stream, out, in, inl);
     *outl = inl;
     return 1;
 }

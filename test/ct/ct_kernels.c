@@ -35,26 +35,26 @@ static uint8_t buf_in[8192], buf_out[8192], buf_ref[8192];
 
 static void chacha_checks(const chapoly_kernels *k, const chapoly_kernels *p)
 {
-    uint32_t key[8], cn[4];
+    uint32_t key[8], ctr_nonce[4];
 
     for (size_t i = 0; i < sizeof(chacha_lens) / sizeof(chacha_lens[0]); i++) {
         size_t len = chacha_lens[i];
 
         t_rand_bytes(key, sizeof(key));
-        t_rand_bytes(cn, sizeof(cn));
-        cn[0] = (uint32_t)(0xfffffff0u + i); /* some runs straddle the 32-bit wrap */
+        t_rand_bytes(ctr_nonce, sizeof(ctr_nonce));
+        ctr_nonce[0] = (uint32_t)(0xfffffff0u + i); /* some runs straddle the 32-bit wrap */
         t_rand_bytes(buf_in, len);
-        p->chacha20_xor(buf_ref, buf_in, len, key, cn);
+        p->chacha20_xor(buf_ref, buf_in, len, key, ctr_nonce);
 
         CT_SECRET(key, sizeof(key));
         CT_SECRET(buf_in, len);
-        k->chacha20_xor(buf_out, buf_in, len, key, cn);
+        k->chacha20_xor(buf_out, buf_in, len, key, ctr_nonce);
         CT_PUBLIC(buf_out, len);
         T_EQ_MEM(buf_out, buf_ref, len, "%s chacha20_xor len %zu", k->name, len);
 
         /* In place, as the provider's TLS path runs it. */
         memcpy(buf_out, buf_in, len);
-        k->chacha20_xor(buf_out, buf_out, len, key, cn);
+        k->chacha20_xor(buf_out, buf_out, len, key, ctr_nonce);
         CT_PUBLIC(buf_out, len);
         T_EQ_MEM(buf_out, buf_ref, len, "%s chacha20_xor in place len %zu", k->name, len);
         CT_PUBLIC(key, sizeof(key));
