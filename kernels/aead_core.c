@@ -337,7 +337,7 @@ static int aead_check(chapoly_aead *a, const uint8_t *tag, size_t taglen)
     int bad;
 
     aead_lengths_tag(a, calc);
-    bad = taglen < 1 || taglen > 16 || chapoly_ct_memneq(calc, tag, taglen);
+    bad = taglen < 1 || taglen > 16 || chapoly_consttime_memneq(calc, tag, taglen);
     aead_wipe_small(calc, sizeof(calc));
     return !bad;
 }

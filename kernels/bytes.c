@@ -12,7 +12,7 @@ void chapoly_wipe(void *p, size_t n)
         wipe_memset(p, 0, n);
 }
 
-int chapoly_ct_memneq(const void *a, const void *b, size_t n)
+int chapoly_consttime_memneq(const void *a, const void *b, size_t n)
 {
     const volatile uint8_t *x = a, *y = b;
     uint8_t acc = 0;

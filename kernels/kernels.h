@@ -187,7 +187,7 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
 void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);
 
 /* Constant-time comparison: 0 if equal. */
-int chapoly_ct_memneq(const void *a, const void *b, size_t n);
+int chapoly_consttime_memneq(const void *a, const void *b, size_t n);
 
 /* A wipe the optimiser cannot remove. */
 void chapoly_wipe(void *p, size_t n);

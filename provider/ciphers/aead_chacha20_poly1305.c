@@ -68,8 +68,8 @@ static OSSL_FUNC_cipher_newctx_fn chacha20_poly1305_newctx;
 static OSSL_FUNC_cipher_newctx_fn xchacha20_poly1305_newctx;
 static OSSL_FUNC_cipher_freectx_fn aead_freectx;
 static OSSL_FUNC_cipher_dupctx_fn aead_dupctx;
-static OSSL_FUNC_cipher_encrypt_init_fn aead_einit;
-static OSSL_FUNC_cipher_decrypt_init_fn aead_dinit;
+static OSSL_FUNC_cipher_encrypt_init_fn aead_encrypt_init;
+static OSSL_FUNC_cipher_decrypt_init_fn aead_decrypt_init;
 static OSSL_FUNC_cipher_update_fn aead_update;
 static OSSL_FUNC_cipher_final_fn aead_final;
 static OSSL_FUNC_cipher_cipher_fn aead_cipher;
@@ -183,16 +183,16 @@ static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
     return aead_set_ctx_params(c, params);
 }
 
-static int aead_einit(void *vctx, const unsigned char *key, size_t keylen,
-                      const unsigned char *iv, size_t ivlen,
-                      const OSSL_PARAM params[])
+static int aead_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                             const unsigned char *iv, size_t ivlen,
+                             const OSSL_PARAM params[])
 {
     return aead_init(vctx, 1, key, keylen, iv, ivlen, params);
 }
 
-static int aead_dinit(void *vctx, const unsigned char *key, size_t keylen,
-                      const unsigned char *iv, size_t ivlen,
-                      const OSSL_PARAM params[])
+static int aead_decrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                             const unsigned char *iv, size_t ivlen,
+                             const OSSL_PARAM params[])
 {
     return aead_init(vctx, 0, key, keylen, iv, ivlen, params);
 }
@@ -619,8 +619,8 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         { OSSL_FUNC_CIPHER_NEWCTX, (void (*)(void))prefix##_newctx },                  \
         { OSSL_FUNC_CIPHER_FREECTX, (void (*)(void))aead_freectx },                    \
         { OSSL_FUNC_CIPHER_DUPCTX, (void (*)(void))aead_dupctx },                      \
-        { OSSL_FUNC_CIPHER_ENCRYPT_INIT, (void (*)(void))aead_einit },                 \
-        { OSSL_FUNC_CIPHER_DECRYPT_INIT, (void (*)(void))aead_dinit },                 \
+        { OSSL_FUNC_CIPHER_ENCRYPT_INIT, (void (*)(void))aead_encrypt_init },          \
+        { OSSL_FUNC_CIPHER_DECRYPT_INIT, (void (*)(void))aead_decrypt_init },          \
         { OSSL_FUNC_CIPHER_UPDATE, (void (*)(void))aead_update },                      \
         { OSSL_FUNC_CIPHER_FINAL, (void (*)(void))aead_final },                        \
         { OSSL_FUNC_CIPHER_CIPHER, (void (*)(void))aead_cipher },                      \

@@ -23,8 +23,8 @@ typedef struct chacha20_ctx {
 static OSSL_FUNC_cipher_newctx_fn chacha20_newctx;
 static OSSL_FUNC_cipher_freectx_fn chacha20_freectx;
 static OSSL_FUNC_cipher_dupctx_fn chacha20_dupctx;
-static OSSL_FUNC_cipher_encrypt_init_fn chacha20_einit;
-static OSSL_FUNC_cipher_decrypt_init_fn chacha20_dinit;
+static OSSL_FUNC_cipher_encrypt_init_fn chacha20_encrypt_init;
+static OSSL_FUNC_cipher_decrypt_init_fn chacha20_decrypt_init;
 static OSSL_FUNC_cipher_update_fn chacha20_update;
 static OSSL_FUNC_cipher_final_fn chacha20_final;
 static OSSL_FUNC_cipher_cipher_fn chacha20_cipher;
@@ -88,16 +88,16 @@ static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keyle
     return chacha20_set_ctx_params(c, params);
 }
 
-static int chacha20_einit(void *vctx, const unsigned char *key, size_t keylen,
-                          const unsigned char *iv, size_t ivlen,
-                          const OSSL_PARAM params[])
+static int chacha20_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                                 const unsigned char *iv, size_t ivlen,
+                                 const OSSL_PARAM params[])
 {
     return chacha20_init(vctx, key, keylen, iv, ivlen, params);
 }
 
-static int chacha20_dinit(void *vctx, const unsigned char *key, size_t keylen,
-                          const unsigned char *iv, size_t ivlen,
-                          const OSSL_PARAM params[])
+static int chacha20_decrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                                 const unsigned char *iv, size_t ivlen,
+                                 const OSSL_PARAM params[])
 {
     return chacha20_init(vctx, key, keylen, iv, ivlen, params);
 }
@@ -234,8 +234,8 @@ const OSSL_DISPATCH chapoly_chacha20_functions[] = {
     { OSSL_FUNC_CIPHER_NEWCTX, (void (*)(void))chacha20_newctx },
     { OSSL_FUNC_CIPHER_FREECTX, (void (*)(void))chacha20_freectx },
     { OSSL_FUNC_CIPHER_DUPCTX, (void (*)(void))chacha20_dupctx },
-    { OSSL_FUNC_CIPHER_ENCRYPT_INIT, (void (*)(void))chacha20_einit },
-    { OSSL_FUNC_CIPHER_DECRYPT_INIT, (void (*)(void))chacha20_dinit },
+    { OSSL_FUNC_CIPHER_ENCRYPT_INIT, (void (*)(void))chacha20_encrypt_init },
+    { OSSL_FUNC_CIPHER_DECRYPT_INIT, (void (*)(void))chacha20_decrypt_init },
     { OSSL_FUNC_CIPHER_UPDATE, (void (*)(void))chacha20_update },
     { OSSL_FUNC_CIPHER_FINAL, (void (*)(void))chacha20_final },
     { OSSL_FUNC_CIPHER_CIPHER, (void (*)(void))chacha20_cipher },

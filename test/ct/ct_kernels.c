@@ -202,9 +202,9 @@ static void memneq_checks(void)
             b[i] ^= 1;
         CT_SECRET(a, sizeof(a));
         CT_SECRET(b, sizeof(b));
-        int r = chapoly_ct_memneq(a, b, sizeof(a));
+        int r = chapoly_consttime_memneq(a, b, sizeof(a));
         CT_PUBLIC(&r, sizeof(r));
-        T_OK((r != 0) == (i < 16), "chapoly_ct_memneq difference at %d: %d", i, r);
+        T_OK((r != 0) == (i < 16), "chapoly_consttime_memneq difference at %d: %d", i, r);
         CT_PUBLIC(a, sizeof(a));
         CT_PUBLIC(b, sizeof(b));
     }
