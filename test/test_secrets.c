@@ -11,9 +11,14 @@
  * for the key-derived 64-bit words (r0, r1 clamped and not, 5 r1 / 4, the
  * s half, the accumulator tag - s, the AEAD's one-time and ChaCha20 keys).
  * And after each ChaCha20 kernel call of the level (chacha20_xor at lengths
- * that pick each shape, chacha20_xor_kb, hchacha20) for 32-bit words: the
+ * that pick each shape, chacha20_keyblock_xor, hchacha20) for 32-bit words: the
  * key words, every state word after the rounds and before the feed-forward
  * (that minus the keystream gives the key back) and the HChaCha20 subkey.
+ * And after each call of the level's stitched kernel (aead_xor_hash, where
+ * it has one: 1 to 16 KiB, seal with and without the earlier kilobyte,
+ * open, from each form of Poly1305 state) for both: the key words, the key
+ * powers, the hash lanes between its batches and the ChaCha20 round values.
+ * EVP seal and open reach it from 3 KiB on (4 and 16 KiB here).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -212,7 +217,7 @@ static void mac_run(int finish)
 #define T_NOASAN __attribute__((noinline, no_sanitize_address))
 
 /* Secret words, sorted by value before a scan (stack_scan bsearches). */
-#define NWORDS 512
+#define NWORDS 40000
 struct word {
     uint64_t v;
     const char *what;
@@ -495,7 +500,7 @@ static uint8_t cin[2048], cout[2048], ckb[64], chkey[32], chnonce[16], csub[32];
 
 struct cop {
     const chapoly_kernels *k;
-    int which; /* 0 chacha20_xor, 1 chacha20_xor_kb, 2 hchacha20 */
+    int which; /* 0 chacha20_xor, 1 chacha20_keyblock_xor, 2 hchacha20 */
     size_t len;
 };
 
@@ -506,7 +511,7 @@ static void chacha_op(void *arg)
     if (o->which == 0)
         o->k->chacha20_xor(cout, cin, o->len, ckey, ccn);
     else if (o->which == 1)
-        o->k->chacha20_xor_kb(ckb, cout, cin, o->len, ckey, ccn);
+        o->k->chacha20_keyblock_xor(ckb, cout, cin, o->len, ckey, ccn);
     else
         o->k->hchacha20(csub, chkey, chnonce);
 }
@@ -626,7 +631,7 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
         T_OK(ok, "%s: output differs from the reference", what);
     }
     /* the key block and 0.. blocks after it, as the AEAD calls it */
-    for (size_t i = 0; k->chacha20_xor_kb != NULL && i < sizeof(kblens) / sizeof(kblens[0]); i++) {
+    for (size_t i = 0; k->chacha20_keyblock_xor != NULL && i < sizeof(kblens) / sizeof(kblens[0]); i++) {
         size_t len = kblens[i];
         struct cop o = { k, 1, len };
         int ok = 1;
@@ -634,7 +639,7 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
         chacha_fresh();
         chacha_key_words();
         ref_blocks(ccn[0], 1 + (len + 63) / 64);
-        snprintf(what, sizeof(what), "kernel chacha20_xor_kb, %zu bytes", len);
+        snprintf(what, sizeof(what), "kernel chacha20_keyblock_xor, %zu bytes", len);
         check_op(chacha_op, &o, what);
         ok &= memcmp(ckb, cks, 64) == 0;
         for (size_t j = 0; j < len; j++)
@@ -674,10 +679,193 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
     nwords32 = 0;
 }
 
+/* ---- stitched ChaCha20 + Poly1305 kernel (aead_xor_hash) calls ---- */
+#define XH_MAX (16 * 1024)
+static uint8_t xin[XH_MAX], xout[XH_MAX], xref[XH_MAX], xpre[1024], xtag[16];
+static _Alignas(64) poly1305_state xst, xsnap[2];
+
+struct xop {
+    const chapoly_kernels *k;
+    size_t len;
+    const uint8_t *pre;
+    int enc;
+};
+
+static void xor_hash_op(void *arg)
+{
+    const struct xop *o = arg;
+
+    o->k->aead_xor_hash(xout, xin, o->len, ckey, ccn, &xst, o->pre, o->enc);
+}
+
+/*
+ * Every value one block's rounds produce, in order: per quarter round the
+ * four sums and the four XORs before and after their rotations (12).
+ */
+#define ROUND_VALUES (10 * 8 * 12)
+static uint32_t rvals[16][ROUND_VALUES];
+
+static void ref_round_values(uint32_t ctr, uint32_t v[ROUND_VALUES])
+{
+    static const int q[8][4] = { { 0, 4, 8, 12 }, { 1, 5, 9, 13 }, { 2, 6, 10, 14 },
+                                 { 3, 7, 11, 15 }, { 0, 5, 10, 15 }, { 1, 6, 11, 12 },
+                                 { 2, 7, 8, 13 }, { 3, 4, 9, 14 } };
+    static const int rot[4] = { 16, 12, 8, 7 };
+    uint32_t x[16], y[16];
+    size_t n = 0;
+
+    ref_init(x, ckey, ctr, ccn + 1);
+    memcpy(y, x, sizeof(y));
+    for (int r = 0; r < 10; r++)
+        for (int i = 0; i < 8; i++)
+            for (int h = 0; h < 4; h++) {
+                /* steps a += b, d ^= a; c += d, b ^= c (twice): s += t, z ^= s, z <<<= rot */
+                uint32_t *s = &x[q[i][h & 1 ? 2 : 0]], *t = &x[q[i][h & 1 ? 3 : 1]];
+                uint32_t *z = &x[q[i][h & 1 ? 1 : 3]];
+
+                *s += *t;
+                v[n++] = *s;
+                *z ^= *s;
+                v[n++] = *z;
+                *z = T_ROTL(*z, rot[h]);
+                v[n++] = *z;
+            }
+    ref_rounds(y);
+    if (memcmp(x, y, sizeof(x)) != 0)
+        T_OK(0, "ref_round_values: rounds differ from ref_rounds");
+}
+
+/*
+ * The rounds of the batch of 16 blocks from counter ctr0, as the 16-lane
+ * kernels hold them: a vector of one value for blocks ctr0 .. ctr0 + 15,
+ * so any two neighbouring lanes make a 64-bit word of the list.
+ */
+static void chacha_round_pair_words(uint32_t ctr0)
+{
+    for (int b = 0; b < 16; b++)
+        ref_round_values(ctr0 + (uint32_t)b, rvals[b]);
+    for (int b = 0; b + 1 < 16; b++)
+        for (int i = 0; i < ROUND_VALUES; i++)
+            add_word_idx(rvals[b][i] | (uint64_t)rvals[b + 1][i] << 32,
+                         "ChaCha20 round value (two lanes)", i);
+}
+
+/*
+ * The hash inside the call, batch by batch: the level's blocks() stepped 16
+ * blocks at a time over what the call hashes, from the state before it;
+ * the words each step changes are listed. The stitched kernel steps its
+ * lanes as the MAC kernel's 16-lane path does, so from pending lanes these
+ * are the very values it holds between its steps (from a scalar hash the
+ * lanes start in another representation and only some match).
+ */
+static void xor_hash_step_words(const chapoly_kernels *k, const uint8_t *pre,
+                                const uint8_t *hashed, size_t len)
+{
+    _Alignas(64) poly1305_state r = xsnap[0], prev;
+
+    for (size_t off = pre != NULL ? 0 : 1024; off < 1024 + len; off += 256) {
+        prev = r;
+        k->poly1305_blocks(&r, off < 1024 ? pre + off : hashed + off - 1024, 256, 1);
+        for (int i = 0; i < POLY1305_PRIV_WORDS; i++)
+            if (r.priv[i] != prev.priv[i] && (r.priv[i] >> 40) != 0)
+                add_word_idx(r.priv[i], "hash lane word within the call", i);
+    }
+}
+
+/*
+ * The table's aead_xor_hash (where it has one) at 1, 2, 4 and 16 KiB,
+ * sealing with and without the kilobyte of earlier ciphertext (pre; an
+ * open takes none) and opening, from a Poly1305 state in each form: blocks
+ * hashed before it, 1 (scalar, no key powers yet), 24 (8 pending lanes)
+ * and 48 (16 pending lanes) at the IFMA level, whose thresholds are 18 and
+ * 40 blocks. Listed: the ChaCha20 key words and the state words before the
+ * feed-forward of the first and the last kilobyte (32-bit); the Poly1305
+ * key words, the accumulator at the tag, every wide word of the state
+ * before and after the call (lanes, key powers), the lanes after each
+ * batch of 16 blocks, and every round value of the last two ChaCha20
+ * batches, lane pairs (64-bit).
+ *
+ * With GCC 12 the stitched loop spills hash lanes to its frame; an open
+ * leaves them there when its scrub is cut to 512 bytes or less (found: the
+ * lanes' top limb). A seal does not: the MAC kernel call that follows at
+ * the same depth zeroes 1 KiB below its stack pointer. No round value or
+ * key word was found there even without the scrub.
+ */
+static void kernel_xor_hash_stack(const chapoly_kernels *k)
+{
+    static const size_t kibs[] = { 1, 2, 4, 16 };
+    static const size_t pres[] = { 1, 24, 48 };
+    const chapoly_kernels *P = chapoly_kernels_by_name("portable");
+    char what[128];
+
+    if (k->aead_xor_hash == NULL || P == NULL)
+        return;
+    for (size_t ki = 0; ki < sizeof(kibs) / sizeof(kibs[0]); ki++)
+        for (size_t pi = 0; pi < sizeof(pres) / sizeof(pres[0]); pi++)
+            for (int mode = 0; mode < 3; mode++) { /* seal, seal after pre, open */
+                size_t len = 1024 * kibs[ki], nb = len / 64;
+                int enc = mode < 2;
+                const uint8_t *pre = mode == 1 ? xpre : NULL;
+                struct xop o = { k, len, pre, enc };
+                _Alignas(64) poly1305_state r;
+                uint8_t tag[16], rtag[16];
+
+                t_rand_bytes(ckey, sizeof(ckey));
+                t_rand_bytes(ccn, sizeof(ccn));
+                ccn[0] = (uint32_t)t_rand64() & 0xffff; /* no 2^32 wrap: the AEAD never has one */
+                t_rand_bytes(xin, len);
+                t_rand_bytes(xpre, sizeof(xpre));
+                t_rand_bytes(kkey, sizeof(kkey));
+                t_rand_bytes(kmsg, sizeof(kmsg));
+
+                /* off-scan: the states before and after, the tag, and the reference */
+                k->poly1305_init(&xsnap[0], kkey);
+                k->poly1305_blocks(&xsnap[0], kmsg, 16 * pres[pi], 1);
+                xsnap[1] = xsnap[0];
+                k->aead_xor_hash(xref, xin, len, ckey, ccn, &xsnap[1], pre, enc);
+                r = xsnap[1];
+                k->poly1305_final(&r, tag);
+                P->chacha20_xor(xref, xin, len, ckey, ccn);
+                P->poly1305_init(&r, kkey);
+                P->poly1305_blocks(&r, kmsg, 16 * pres[pi], 1);
+                if (pre != NULL)
+                    P->poly1305_blocks(&r, xpre, sizeof(xpre), 1);
+                P->poly1305_blocks(&r, enc ? xref : xin, len, 1);
+                P->poly1305_final(&r, rtag);
+                T_EQ_MEM(tag, rtag, 16, "aead_xor_hash tag, %zu KiB, mode %d, %zu blocks before",
+                         kibs[ki], mode, pres[pi]);
+
+                kernel_words(tag, &xsnap[0], &xsnap[1]);
+                xor_hash_step_words(k, pre, enc ? xref : xin, len);
+                /* the last two batches: the last to spill to each slot of either kind */
+                for (size_t b = nb > 16 ? nb - 32 : 0; b < nb; b += 16)
+                    chacha_round_pair_words(ccn[0] + (uint32_t)b);
+                nwords32 = 0;
+                for (int i = 0; i < 8; i++)
+                    add_word32_idx(ckey[i], "ChaCha20 key word", i);
+                for (size_t b = 0; b < 16; b++) {
+                    uint8_t ks[64];
+                    ref_block_words(ccn[0] + (uint32_t)b, (int)b, ks);
+                    if (nb > 16)
+                        ref_block_words(ccn[0] + (uint32_t)(nb - 16 + b), (int)(nb - 16 + b), ks);
+                }
+                xst = xsnap[0];
+                snprintf(what, sizeof(what), "kernel aead_xor_hash, %s%s, %zu KiB, %zu blocks before",
+                         enc ? "seal" : "open", pre != NULL ? " after pre" : "", kibs[ki],
+                         pres[pi]);
+                check_op(xor_hash_op, &o, what);
+                T_EQ_MEM(xout, xref, len, "%s: output", what);
+                k->poly1305_final(&xst, xtag);
+                T_EQ_MEM(xtag, tag, 16, "%s: tag", what);
+            }
+    nwords = 0;
+    nwords32 = 0;
+}
+
 /* ---- EVP calls ---- */
 static EVP_MAC_CTX *smac;
 static EVP_CIPHER_CTX *saead;
-static uint8_t ekey[32], eiv[12], emsg[2048], eout[2048 + 16], etag[16];
+static uint8_t ekey[32], eiv[12], emsg[16384 + 13], eout[16384 + 16], etag[16];
 static size_t emsglen;
 
 struct eop {
@@ -754,7 +942,8 @@ static void evp_aead_op(void *arg)
 
 static void evp_aead_stack(void)
 {
-    static const size_t lens[] = { 0, 40, 150, 1000, 2000 };
+    /* from 3 KiB on, whole kilobytes after the first batch take the stitched kernel */
+    static const size_t lens[] = { 0, 40, 150, 1000, 2000, 4096, 16384 };
     EVP_CIPHER *c = t_cipher("ChaCha20-Poly1305", 1);
     char what[96];
 
@@ -788,6 +977,9 @@ static void evp_aead_stack(void)
         add_poly_words(otk, NULL);
         for (int w = 0; w < 32; w += 8)
             add_word(le64(ekey + w), "ChaCha20 key word pair");
+        nwords32 = 0;
+        for (int w = 0; w < 32; w += 4)
+            add_word32_idx(le32(ekey + w), "ChaCha20 key word", w / 4);
 
         struct eop o = { 0, 0 };
         snprintf(what, sizeof(what), "EVP ChaCha20-Poly1305 seal, %zu bytes", emsglen);
@@ -845,6 +1037,7 @@ static void stack_tests(void)
     if (k != NULL) {
         kernel_poly_stack(k);
         kernel_chacha_stack(k);
+        kernel_xor_hash_stack(k);
     }
     evp_mac_stack();
     evp_aead_stack();
