@@ -4,7 +4,7 @@
  * Pure C (plus intrinsics in the per-ISA files). Nothing here knows about
  * OpenSSL; the provider glue reaches the kernels only through a
  * chapoly_kernels table, picked once by chapoly_kernels_select(), and
- * through the AEAD core (aead_core.h), which drives such a table.
+ * through the AEAD core (core/aead_core.h), which drives such a table.
  *
  * Conventions shared by every kernel level:
  *  - ChaCha20 state words follow RFC 8439: key[8] are the eight little-endian
@@ -44,7 +44,7 @@ extern "C" {
  * initialised it (radix 2^64 scalar, 2^26 AVX2 or 2^44 IFMA hash, key
  * powers); a state must be driven by the same table from init to final.
  * 'buf'/'buflen' hold MAC input short of a block between calls: the
- * streaming helpers below and the AEAD core (aead_core.c) use them; the
+ * streaming helpers and the AEAD core (core/) use them; the
  * kernels never do.
  */
 #define POLY1305_PRIV_WORDS 192
@@ -133,16 +133,6 @@ const char *const *chapoly_kernels_compiled(void);
 /* 1 if name is one of CHAPOLY_KERNEL_NAMES, 0 otherwise (NULL included). */
 int chapoly_kernels_known(const char *name);
 
-/* ---- streaming Poly1305 on a table (kernels/poly1305_stream.c) ---- */
-
-/* Any split of the input gives the same tag. */
-void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,
-                           const uint8_t key[32]);
-void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
-                             const uint8_t *in, size_t len);
-void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
-                            uint8_t tag[16]);
-
 /* ---- optional table entries (kernels/optional_kernels.c) ---- */
 
 /* The table's chacha20_keyblock_xor, or the same bytes through chacha20_xor. */
@@ -160,26 +150,6 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint8_t *in, size_t len, const uint32_t key[8],
                            const uint32_t ctr_nonce[4], poly1305_state *st,
                            const uint8_t *prev_ciphertext, int enc);
-
-/* ---- one-shot AEAD (kernels/aead_core.c) ---- */
-
-/*
- * AEAD_CHACHA20_POLY1305 (RFC 8439 2.8) in one call, on the same message
- * state and code as the streaming AEAD core. len must be below 2^38 - 64
- * (callers enforce it). seal writes len bytes to out and the
- * 16-byte tag. open verifies the first taglen (1..16) bytes of the tag in
- * constant time before writing anything: on success it writes len bytes of
- * plaintext and returns 1; on failure it writes nothing and returns 0.
- * out == in is allowed.
- */
-void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
-                       const uint8_t *in, size_t len, const uint8_t *aad,
-                       size_t aadlen, const uint32_t key[8],
-                       const uint8_t nonce[12]);
-int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
-                      const uint8_t *in, size_t len, const uint8_t *aad,
-                      size_t aadlen, const uint8_t *tag, size_t taglen,
-                      const uint32_t key[8], const uint8_t nonce[12]);
 
 /* ---- byte helpers (kernels/bytes.c) ---- */
 

@@ -1,6 +1,6 @@
 /*
  * Internal to kernels/: the one declaration of every level's kernel
- * functions, the tables, little-endian helpers, pieces the SIMD files share
+ * functions, the tables, pieces the SIMD files share
  * (OPAQUE_PTR, SIGMA*, the dead-stack scrub) and the CPU feature probe.
  * The tables are defined in level_<isa>.c (the portable one in dispatch.c);
  * a table may point entries its ISA does not accelerate at the portable
@@ -11,37 +11,7 @@
 
 #include <string.h>
 #include "kernels.h"
-
-#if defined(__GNUC__) || defined(__clang__)
-#define CHAPOLY_INLINE static inline __attribute__((always_inline))
-#else
-#define CHAPOLY_INLINE static inline
-#endif
-
-CHAPOLY_INLINE uint32_t load32_le(const uint8_t *p)
-{
-    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
-           ((uint32_t)p[3] << 24);
-}
-
-CHAPOLY_INLINE void store32_le(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
-CHAPOLY_INLINE uint64_t load64_le(const uint8_t *p)
-{
-    return (uint64_t)load32_le(p) | ((uint64_t)load32_le(p + 4) << 32);
-}
-
-CHAPOLY_INLINE void store64_le(uint8_t *p, uint64_t v)
-{
-    store32_le(p, (uint32_t)v);
-    store32_le(p + 4, (uint32_t)(v >> 32));
-}
+#include "bytes.h"
 
 CHAPOLY_INLINE uint32_t rotl32(uint32_t v, int c)
 {

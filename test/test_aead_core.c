@@ -1,5 +1,5 @@
 /*
- * The AEAD core (kernels/aead_core.h) through its own API, no OpenSSL, at
+ * The AEAD core (core/aead_core.h) through its own API, no OpenSSL, at
  * every kernel level this CPU runs. The oracle is a plain RFC 8439 2.8
  * composition written here from the portable kernels (one ChaCha20 call for
  * block 0, one for the text, one Poly1305 pass over the whole MAC input),

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kernels.h"
+#include "aead_core.h" /* the kernels, the streaming Poly1305 and the one-shot AEAD */
 
 /* ------------------------------------------------------------------ */
 /* results (test_kernels.c)                                            */

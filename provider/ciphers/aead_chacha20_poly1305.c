@@ -22,7 +22,7 @@
  * IV is not a per-message nonce (each record XORs in its sequence number).
  *
  * This file translates EVP calls and parameters into calls of the AEAD core
- * (kernels/aead_core.h), which owns the message's keystream, MAC and batch
+ * (core/aead_core.h), which owns the message's keystream, MAC and batch
  * shapes; here are only the state machine, the limits and the errors.
  */
 #include <string.h>

@@ -7,6 +7,7 @@
 #include <openssl/crypto.h>
 #include <openssl/params.h>
 #include "prov.h"
+#include "poly1305_stream.h"
 
 #define POLY_KEYLEN 32
 #define POLY_TAGLEN 16

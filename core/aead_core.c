@@ -16,7 +16,7 @@
  *  - The last partial MAC block and the lengths are hashed in one call.
  */
 #include "aead_core.h"
-#include "kernels_impl.h"
+#include "bytes.h"
 
 /* Text in the first batch, at most: 31 blocks beside the key block. */
 #define AEAD_FIRST_TEXT_MAX (2048 - 64)

@@ -3,7 +3,8 @@
  * any split, a partial block waits in poly1305_state.buf, and the final
  * partial block is padded here. The EVP MAC and the AEAD core use it.
  */
-#include "kernels_impl.h"
+#include <string.h>
+#include "poly1305_stream.h"
 
 void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,
                            const uint8_t key[32])

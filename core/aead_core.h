@@ -20,6 +20,7 @@
 
 #include "kernels.h"
 #include "chacha20_stream.h"
+#include "poly1305_stream.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -60,7 +61,25 @@ static inline const uint32_t *chapoly_aead_key(const chapoly_aead *a)
     return a->stream.key;
 }
 
-/* The one-shot chapoly_aead_seal/open (declared in kernels.h) run on this same state. */
+/* ---- one-shot: the same state and code, one call per message ---- */
+
+/*
+ * AEAD_CHACHA20_POLY1305 (RFC 8439 2.8) in one call, on the same message
+ * state and code as the streaming AEAD core. len must be below 2^38 - 64
+ * (callers enforce it). seal writes len bytes to out and the
+ * 16-byte tag. open verifies the first taglen (1..16) bytes of the tag in
+ * constant time before writing anything: on success it writes len bytes of
+ * plaintext and returns 1; on failure it writes nothing and returns 0.
+ * out == in is allowed.
+ */
+void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
+                       const uint8_t *in, size_t len, const uint8_t *aad,
+                       size_t aadlen, const uint32_t key[8],
+                       const uint8_t nonce[12]);
+int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
+                      const uint8_t *in, size_t len, const uint8_t *aad,
+                      size_t aadlen, const uint8_t *tag, size_t taglen,
+                      const uint32_t key[8], const uint8_t nonce[12]);
 
 #ifdef __cplusplus
 }
