@@ -30,10 +30,10 @@ CHAPOLY_INLINE void chacha20_rounds(uint32_t x[16])
 CHAPOLY_INLINE void chacha20_init_state(uint32_t s[16], const uint32_t key[8],
                                         const uint32_t ctr, const uint32_t nonce[3])
 {
-    s[0] = 0x61707865; /* "expand 32-byte k" */
-    s[1] = 0x3320646e;
-    s[2] = 0x79622d32;
-    s[3] = 0x6b206574;
+    s[0] = SIGMA0;
+    s[1] = SIGMA1;
+    s[2] = SIGMA2;
+    s[3] = SIGMA3;
     for (int i = 0; i < 8; i++)
         s[4 + i] = key[i];
     s[12] = ctr;
@@ -52,10 +52,10 @@ CHAPOLY_INLINE void chacha20_block_words(uint32_t x[16], const uint32_t key[8],
 {
     chacha20_init_state(x, key, ctr, nonce);
     chacha20_rounds(x);
-    x[0] += 0x61707865;
-    x[1] += 0x3320646e;
-    x[2] += 0x79622d32;
-    x[3] += 0x6b206574;
+    x[0] += SIGMA0;
+    x[1] += SIGMA1;
+    x[2] += SIGMA2;
+    x[3] += SIGMA3;
     for (int i = 0; i < 8; i++)
         x[4 + i] += key[i];
     x[12] += ctr;

@@ -18,15 +18,6 @@
  */
 #include "kernels_impl.h"
 
-#if defined(__GNUC__) || defined(__clang__)
-#define P_NOINLINE __attribute__((noinline))
-/* ASan would put redzones around the scrub's array, away from the frame. */
-#define P_SCRUB __attribute__((noinline, no_sanitize_address))
-#else
-#define P_NOINLINE
-#define P_SCRUB
-#endif
-
 /*
  * Optimised, the arithmetic frames below take at most about 100 bytes
  * (return address, six saved registers, a few red-zone spills, one of them
@@ -40,30 +31,7 @@
 #define SCRUB_BYTES 512
 #endif
 
-/*
- * Zero SCRUB_BYTES just below the caller's stack pointer, i.e. over the
- * frame of the function the caller called last. Called at the depth of
- * that call, its own array lies where that frame was.
- */
-static P_SCRUB void scrub_stack(void)
-{
-#if defined(__GNUC__) || defined(__clang__)
-    uint64_t area[SCRUB_BYTES / 8];
-
-    /* unrolled: a short loop costs more than its stores here */
-#pragma GCC unroll 64
-    for (size_t i = 0; i < SCRUB_BYTES / 8; i += 2) {
-        area[i] = 0;
-        area[i + 1] = 0;
-        /* per pair: a bare loop becomes a memset call or rep stos */
-        __asm__ volatile("" : : "r"(area + i) : "memory");
-    }
-#else
-    uint8_t area[SCRUB_BYTES];
-
-    chapoly_wipe(area, sizeof(area));
-#endif
-}
+CHAPOLY_DEFINE_SCRUB(scrub_stack, SCRUB_BYTES)
 
 #if defined(__SIZEOF_INT128__) && !defined(CHAPOLY_POLY1305_32BIT)
 
@@ -83,7 +51,7 @@ void poly1305_init_portable(poly1305_state *st, const uint8_t key[32])
     p[7] = load64_le(key + 24);
 }
 
-static P_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
+static CHAPOLY_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
                                    size_t len, unsigned padbit)
 {
     uint64_t *p = st->priv;
@@ -136,7 +104,7 @@ static P_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
     p[2] = h2;
 }
 
-static P_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
+static CHAPOLY_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 {
     uint64_t *p = st->priv;
     uint64_t h0 = p[0], h1 = p[1], h2 = p[2];
@@ -190,7 +158,7 @@ void poly1305_init_portable(poly1305_state *st, const uint8_t key[32])
     p[15] = load64_le(key + 24);
 }
 
-static P_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
+static CHAPOLY_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
                                    size_t len, unsigned padbit)
 {
     uint64_t *p = st->priv;
@@ -236,7 +204,7 @@ static P_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
     p[0] = h0; p[1] = h1; p[2] = h2; p[3] = h3; p[4] = h4;
 }
 
-static P_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
+static CHAPOLY_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 {
     uint64_t *p = st->priv;
     uint32_t h0 = (uint32_t)p[0], h1 = (uint32_t)p[1], h2 = (uint32_t)p[2],
