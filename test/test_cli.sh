@@ -26,16 +26,7 @@ export OPENSSL_CONF
 # Statistics must come from the config key `stats = 1`, not from the caller.
 unset CHAPOLY_STATS CHAPOLY_STATS_FILE
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-# check DESCRIPTION COMMAND...: the command's exit status is the verdict.
-check() {
-    _desc=$1
-    shift
-    if "$@"; then ok; else bad "$_desc"; fi
-}
+. "$(dirname "$0")/check.sh"
 
 # Skip a level this CPU lacks, decided by the same dispatch code as the module.
 if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ]; then

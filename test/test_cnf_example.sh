@@ -20,15 +20,7 @@ SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
 EXAMPLE=$SRC/openssl.cnf.example
 unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() {
-    _desc=$1
-    shift
-    if "$@"; then ok; else bad "$_desc"; fi
-}
+. "$(dirname "$0")/check.sh"
 
 if [ ! -f "$MODS/chapoly.so" ]; then
     echo "FAIL: $MODS/chapoly.so missing" >&2

@@ -34,15 +34,7 @@ unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL
 OPENSSL_CONF=/dev/null
 export OPENSSL_CONF
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() {
-    _desc=$1
-    shift
-    if "$@"; then ok; else bad "$_desc"; fi
-}
+. "$(dirname "$0")/check.sh"
 bounded() {
     _secs=$1
     shift

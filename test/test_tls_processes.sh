@@ -29,15 +29,7 @@ TEMPLATE=${CHAPOLY_SOURCE_DIR:+$CHAPOLY_SOURCE_DIR/test/}chapoly-test.cnf.in
 # Statistics must be switched on by the config key, not by the caller.
 unset CHAPOLY_STATS CHAPOLY_STATS_FILE
 
-pass=0
-fail=0
-ok() { pass=$((pass + 1)); }
-bad() { fail=$((fail + 1)); echo "FAIL: $*" >&2; }
-check() {
-    _desc=$1
-    shift
-    if "$@"; then ok; else bad "$_desc"; fi
-}
+. "$(dirname "$0")/check.sh"
 # atleast N V: V is a decimal number >= N
 atleast() {
     case $2 in '' | *[!0-9]*) return 1 ;; esac
