@@ -1100,6 +1100,78 @@ static void test_overlap(const char *name, EVP_CIPHER *c, int aead)
     free(buf);
 }
 
+/*
+ * TLS records and streaming messages never share an IV: record 0's nonce is
+ * the fixed IV itself. (default: both orders reuse the keystream and the
+ * Poly1305 key, and a record can be sealed in the middle of a message.)
+ */
+static void test_tls_vs_messages(const alg *a)
+{
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    uint8_t rec[64 + TAGLEN], out[64];
+    int outl = -1;
+
+    /* A message, final, then a record under the same IV: refused. */
+    T_ACCEPT(EVP_EncryptInit_ex(ctx, a->ours, NULL, key, iv) && upd(ctx, out, pt, 64) && fin(ctx),
+             "%s message", a->name);
+    T_REJECT_SAYS(tls_aad(ctx, 0, 64) > 0, "a message has used this IV",
+                  "%s: tlsaad after a message under the same IV", a->name);
+    /* In the middle of a message, after AAD or after text: refused. */
+    T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, key, iv2), "%s init", a->name);
+    T_ACCEPT(updr(ctx, NULL, aad, 13), "%s AAD", a->name);
+    T_REJECT_SAYS(tls_aad(ctx, 0, 64) > 0, "a message has used this IV",
+                  "%s: tlsaad after AAD", a->name);
+    T_ACCEPT(upd(ctx, out, pt, 64), "%s text", a->name);
+    T_REJECT_SAYS(tls_aad(ctx, 0, 64) > 0, "a message has used this IV",
+                  "%s: tlsaad after text", a->name);
+    /* A record, then a streaming message under the same IV: refused. */
+    T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, key, iv), "%s init", a->name);
+    memcpy(rec, pt, 64);
+    T_OK(tls_aad(ctx, 0, 64) == TAGLEN, "%s: tlsaad at the start", a->name);
+    T_ACCEPT(EVP_EncryptUpdate(ctx, rec, &outl, rec, 64 + TAGLEN), "%s record", a->name);
+    T_REJECT_SAYS(updr(ctx, out, pt, 64), "serves records only",
+                  "%s: streaming text after a record", a->name);
+    T_REJECT_SAYS(updr(ctx, NULL, aad, 13), "serves records only",
+                  "%s: streaming AAD after a record", a->name);
+    T_REJECT_SAYS(finr(ctx), "serves records only", "%s: final after a record", a->name);
+    /* Records go on; a key-only init drops the IV; a new IV starts a message. */
+    T_OK(tls_aad(ctx, 1, 64) == TAGLEN, "%s: second tlsaad", a->name);
+    T_ACCEPT(EVP_EncryptUpdate(ctx, rec, &outl, rec, 64 + TAGLEN), "%s second record", a->name);
+    T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, key, NULL), "%s key-only init", a->name);
+    T_REJECT_SAYS(updr(ctx, out, pt, 64), "no IV set", "%s: text after key-only init in TLS mode",
+                  a->name);
+    T_REJECT_SAYS(tls_aad(ctx, 2, 64) > 0, "needs the key and fixed IV",
+                  "%s: tlsaad after key-only init in TLS mode", a->name);
+    T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, NULL, iv2), "%s new IV", a->name);
+    T_OK(whole_message_ok(a, ctx, 1, key, iv2), "%s: a message under a new IV after records",
+         a->name);
+    /* An IV given as tlsivfixed serves records only, before or after the key. */
+    for (int key_first = 0; key_first < 2; key_first++) {
+        T_ACCEPT(EVP_EncryptInit_ex(ctx, a->ours, NULL, key_first ? key : NULL, NULL),
+                 "%s init", a->name);
+        T_OK(EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_SET_IV_FIXED, 12, iv) > 0,
+             "%s tlsivfixed", a->name);
+        if (!key_first)
+            T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, key, NULL), "%s key", a->name);
+        T_REJECT_SAYS(updr(ctx, out, pt, 64), "serves records only",
+                      "%s: streaming text under a tlsivfixed IV (key %s)", a->name,
+                      key_first ? "first" : "second");
+        /* ... but records work, and seq 0 equals a record sealed after init(key, iv) */
+        memcpy(rec, pt, 64);
+        T_OK(tls_aad(ctx, 0, 64) == TAGLEN, "%s: tlsaad under tlsivfixed", a->name);
+        T_ACCEPT(EVP_EncryptUpdate(ctx, rec, &outl, rec, 64 + TAGLEN), "%s record", a->name);
+        EVP_CIPHER_CTX *r = EVP_CIPHER_CTX_new();
+        uint8_t rrec[64 + TAGLEN];
+        memcpy(rrec, pt, 64);
+        T_OK(EVP_EncryptInit_ex(r, a->ours, NULL, key, iv) && tls_aad(r, 0, 64) == TAGLEN &&
+                 EVP_EncryptUpdate(r, rrec, &outl, rrec, 64 + TAGLEN) &&
+                 memcmp(rrec, rec, sizeof(rec)) == 0,
+             "%s: record under tlsivfixed differs from one under init(key, iv)", a->name);
+        EVP_CIPHER_CTX_free(r);
+    }
+    EVP_CIPHER_CTX_free(ctx);
+}
+
 /* A record to seal (payload, then room for the tag) or to open (payload and tag). */
 static void load_record(uint8_t *in, const uint8_t *src, size_t len, int enc)
 {
@@ -1363,6 +1435,7 @@ int main(void)
     test_tls(&aeads[0]);
     test_overlap("ChaCha20", cc_ours, 0);
     test_overlap_tls(&aeads[0]);
+    test_tls_vs_messages(&aeads[0]);
     test_huge_lengths("ChaCha20", cc_ours, 16, 0);
     test_null_param_data("ChaCha20", cc_ours);
     test_gettable_lists();

@@ -17,9 +17,14 @@
  * set, or, if it was set while none was (NEED_KEY_IV or DONE), the next one.
  * Every start or abandonment of a message forgets a tag that belonged to
  * the previous one, and the final that checks a tag consumes it.
- * TLS 1.2 record mode (after "tlsaad") bypasses the machine: one in-place
- * update seals or opens a whole record with the core's one-shot; the fixed
- * IV is not a per-message nonce (each record XORs in its sequence number).
+ * TLS 1.2 record mode: one in-place update after each "tlsaad" seals or
+ * opens a whole record with the core's one-shot, under the nonce fixed IV
+ * XOR sequence number (record 0's nonce is the IV itself). So records and
+ * streaming messages never share an IV: the first "tlsaad" is accepted only
+ * while no streaming message has used the IV (START) and moves the context
+ * to TLS, where streaming update and final are refused; an IV set as
+ * "tlsivfixed" starts in TLS directly. Only an init with a new IV leaves
+ * TLS, and a key-only init there drops the IV as after a used message.
  *
  * This file translates EVP calls and parameters into calls of the AEAD core
  * (core/aead_core.h), which owns the message's keystream, MAC and batch
@@ -41,7 +46,7 @@
 /* RFC 8439 2.8: at most 2^32 - 1 blocks of text after the key block. */
 #define AEAD_MAX_TEXT ((((uint64_t)1) << 38) - 64)
 
-enum aead_state { ST_NEED_KEY_IV, ST_START, ST_AAD, ST_TEXT, ST_DONE };
+enum aead_state { ST_NEED_KEY_IV, ST_START, ST_AAD, ST_TEXT, ST_DONE, ST_TLS };
 
 typedef struct aead_ctx {
     chapoly_provctx *pc;
@@ -52,6 +57,7 @@ typedef struct aead_ctx {
     enum aead_state state;
     uint8_t key[AEAD_KEYLEN];   /* master key bytes */
     uint8_t iv[XCHACHA_IVLEN];  /* as given; TLS 1.2: the fixed IV */
+    int iv_fixed;               /* iv came as "tlsivfixed": records only */
     chapoly_aead msg;           /* the message; its (sub)key serves TLS records too */
     uint8_t tag[AEAD_TAGLEN];   /* computed (enc) or expected (dec) */
     size_t tag_len;
@@ -133,7 +139,7 @@ static void aead_start(aead_ctx *c)
         chapoly_aead_start_xchacha(&c->msg, c->k, c->key, c->iv);
     else
         chapoly_aead_start(&c->msg, c->k, c->key, c->iv);
-    c->state = ST_START;
+    c->state = c->iv_fixed ? ST_TLS : ST_START;
     c->tag_ready = 0;
     c->tls_pending = 0;
 }
@@ -166,7 +172,8 @@ static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
         memcpy(c->key, key, AEAD_KEYLEN);
         c->key_set = 1;
         if (iv == NULL && c->iv_set &&
-            (c->state == ST_AAD || c->state == ST_TEXT || c->state == ST_DONE))
+            (c->state == ST_AAD || c->state == ST_TEXT || c->state == ST_DONE ||
+             c->state == ST_TLS))
             aead_drop_iv(c);
     }
     if (iv != NULL) {
@@ -177,6 +184,7 @@ static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
         }
         memcpy(c->iv, iv, c->ivlen);
         c->iv_set = 1;
+        c->iv_fixed = 0;
     }
     if ((key != NULL || iv != NULL) && c->key_set && c->iv_set)
         aead_start(c);
@@ -209,6 +217,12 @@ static int aead_ready(aead_ctx *c)
     if (c->state == ST_DONE) {
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
                     "message already finalised; re-initialise with a new IV");
+        return 0;
+    }
+    if (c->state == ST_TLS) {
+        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
+                    "TLS record mode: the IV serves records only; re-initialise with a new "
+                    "IV for a message");
         return 0;
     }
     return 1;
@@ -517,6 +531,12 @@ static int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p)
         CHAPOLY_ERR(PROV_R_NO_KEY_SET, "TLS record mode needs the key and fixed IV first");
         return 0;
     }
+    if (c->state != ST_START && c->state != ST_TLS) {
+        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
+                    "TLS record mode: a message has used this IV; re-initialise with the "
+                    "fixed IV first");
+        return 0;
+    }
     memcpy(c->tls_aad, p->data, TLS_AAD_LEN);
     len = ((size_t)c->tls_aad[TLS_AAD_LEN - 2] << 8) | c->tls_aad[TLS_AAD_LEN - 1];
     if (!c->enc) {
@@ -531,6 +551,7 @@ static int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p)
     }
     c->tls_payload = len;
     c->tls_pending = 1;
+    c->state = ST_TLS;
     return 1;
 }
 
@@ -593,6 +614,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                 }
                 memcpy(c->iv, p->data, CHACHA_IVLEN);
                 c->iv_set = 1;
+                c->iv_fixed = 1;
                 if (c->key_set)
                     aead_start(c);
             }
