@@ -56,7 +56,8 @@
 
 enum { D_YMM = 1, D_ZMM = 2, D_HI16 = 4 };
 
-static const char *dirt_name(unsigned d)
+/* Unused where UP_X86 is 0 (the arm64 tree). */
+__attribute__((unused)) static const char *dirt_name(unsigned d)
 {
     switch (d) {
     case D_YMM: return "upper halves of ymm0-15 (XINUSE bit 2)";
@@ -74,7 +75,7 @@ static struct {
     uint64_t rfbm;           /* XSAVE components reset before each call */
     uint8_t *area;
 } up;
-static _Alignas(64) uint8_t up_regs[32 * 64];
+__attribute__((unused)) static _Alignas(64) uint8_t up_regs[32 * 64];
 
 #if UP_X86 && !UP_ASAN
 /*
