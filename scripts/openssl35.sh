@@ -73,8 +73,9 @@ debian_archive() {
 }
 
 prepare() {
-    command -v apt-get > /dev/null 2>&1 && command -v dpkg > /dev/null 2>&1 ||
+    if ! command -v apt-get > /dev/null 2>&1 || ! command -v dpkg > /dev/null 2>&1; then
         die "needs apt-get and dpkg (Debian) to fetch trixie's OpenSSL 3.5"
+    fi
     local keyring=/usr/share/keyrings/debian-archive-keyring.gpg
     [ -f "$keyring" ] || die "missing $keyring (apt-get install debian-archive-keyring)"
     local archive
@@ -177,6 +178,8 @@ case "$mode" in
         echo "-DOPENSSL_INCLUDE_DIR=$prefix/usr/include"
         echo "-DOPENSSL_CRYPTO_LIBRARY=$libdir/libcrypto.so"
         echo "-DOPENSSL_SSL_LIBRARY=$libdir/libssl.so"
+        echo "-DOPENSSL_EXECUTABLE_PATH=$prefix/usr/bin/openssl"
+        echo "-DCHAPOLY_EXPECT_OPENSSL=3.5"
         echo "-DCMAKE_C_STANDARD_INCLUDE_DIRECTORIES=$prefix/usr/include/$triplet"
         echo "-DCMAKE_SYSTEM_NAME=Linux"
         echo "-DCMAKE_SYSTEM_PROCESSOR=$(uname -m)"

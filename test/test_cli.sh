@@ -42,6 +42,16 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/chapoly-cli.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT
 trap 'exit 130' INT TERM
 
+# A tree configured for an OpenSSL (CHAPOLY_EXPECT_OPENSSL=3.5) drives that
+# version's openssl command, not the system's.
+if [ -n "${CHAPOLY_EXPECT_OPENSSL:-}" ]; then
+    v=$("$OSSL" version 2> /dev/null | sed -n 's/^OpenSSL \([0-9]*\)\.\([0-9]*\)\..*/\1 \2/p')
+    want="${CHAPOLY_EXPECT_OPENSSL%%.*} ${CHAPOLY_EXPECT_OPENSSL#*.}"
+    check "openssl version '$v' is at least $CHAPOLY_EXPECT_OPENSSL" \
+        awk -v v="$v" -v w="$want" 'BEGIN { split(v, a); split(w, b);
+            exit !(v != "" && (a[1] > b[1] || (a[1] == b[1] && a[2] >= b[2]))) }'
+fi
+
 # ours CMD ARGS...: only chapoly loaded (no default to fall back on).
 ours() {
     c=$1

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <openssl/core_dispatch.h>
+#include <openssl/crypto.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include "test_common.h"
@@ -547,6 +548,23 @@ static void test_config(void)
     ERR_clear_error();
 }
 
+/*
+ * A tree configured for an OpenSSL version (CHAPOLY_EXPECT_OPENSSL=3.5, see
+ * scripts/openssl35.sh) must be compiled against its headers and run with its
+ * libcrypto: a tree that silently picked up the system's 3.0 fails here.
+ */
+static void test_openssl_version(void)
+{
+#ifdef CHAPOLY_EXPECT_OPENSSL_NUM
+    T_OK(OPENSSL_VERSION_NUMBER >= CHAPOLY_EXPECT_OPENSSL_NUM,
+         "compiled against OpenSSL headers 0x%lx, want at least 0x%lx",
+         (unsigned long)OPENSSL_VERSION_NUMBER, (unsigned long)CHAPOLY_EXPECT_OPENSSL_NUM);
+    T_OK(OpenSSL_version_num() >= CHAPOLY_EXPECT_OPENSSL_NUM,
+         "running with libcrypto %s (0x%lx), want at least 0x%lx", OpenSSL_version(OPENSSL_VERSION),
+         (unsigned long)OpenSSL_version_num(), (unsigned long)CHAPOLY_EXPECT_OPENSSL_NUM);
+#endif
+}
+
 int main(void)
 {
     /* Statistics must be off in t_ctx: make sure nothing from outside turns them on. */
@@ -554,6 +572,7 @@ int main(void)
     unsetenv("CHAPOLY_STATS_FILE");
     t_setup();
 
+    test_openssl_version();
     t_rand_bytes(key, sizeof(key));
     t_rand_bytes(iv, sizeof(iv));
     t_rand_bytes(aad, sizeof(aad));
