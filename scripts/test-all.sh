@@ -317,7 +317,7 @@ else
     if o35_args=$("$here/scripts/openssl35.sh" --cmake-args); then
         # shellcheck disable=SC2086
         run_build build-openssl35 "-L ^(evp|tls|cli)$ -LE ^(clients|valgrind|ct|deploy)$" \
-            -DCMAKE_BUILD_TYPE=Release $o35_args
+            -DCMAKE_BUILD_TYPE=Release -DCHAPOLY_COMPAT_SYSTEM_OPENSSL=ON $o35_args
     else
         results+=("$(printf '%-15s FAILED: scripts/openssl35.sh could not prepare OpenSSL 3.5' build-openssl35)")
         failed+=(build-openssl35)

@@ -117,6 +117,11 @@ check "list -providers -verbose runs" [ $? -eq 0 ]
 awk '/^  [^ ]/ { inblk = ($1 == "chapoly") } inblk' "$T/providers" > "$T/chapoly-block"
 check "list -providers shows chapoly" grep -q '^  chapoly$' "$T/chapoly-block"
 check "chapoly status: active" grep -q 'status: active' "$T/chapoly-block"
+# Which build of the module was loaded (test/compat: "(OpenSSL 3.0." headers).
+if [ -n "${CHAPOLY_EXPECT_BUILDINFO:-}" ]; then
+    check "chapoly buildinfo names '$CHAPOLY_EXPECT_BUILDINFO'" \
+        grep -qF -- "$CHAPOLY_EXPECT_BUILDINFO" "$T/chapoly-block"
+fi
 for p in name version buildinfo status chapoly-kernel chapoly-aead-messages chapoly-tls-records; do
     check "gettable provider parameter $p listed" grep -Eq "^ +$p: " "$T/chapoly-block"
 done
