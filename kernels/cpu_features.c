@@ -1,7 +1,7 @@
 /*
- * CPU feature probe: cpuid for what the core implements, xgetbv for what the
- * OS saves on context switch. Pure function of the machine; dispatch.c calls
- * it once.
+ * CPU feature probe: on x86, cpuid for what the core implements, xgetbv for
+ * what the OS saves on context switch; on AArch64 Linux, getauxval(AT_HWCAP).
+ * Pure function of the machine; dispatch.c calls it once.
  */
 #include "kernels_impl.h"
 
@@ -51,6 +51,16 @@ unsigned chapoly_cpu_features(void)
     if (family == 6 && model == 0x55)
         f |= CHAPOLY_CPU_SKYLAKE_X;
     return f;
+}
+
+#elif defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#include <asm/hwcap.h>
+
+/* AArch64 Linux: the kernel's hardware capabilities (HWCAP_ASIMD). */
+unsigned chapoly_cpu_features(void)
+{
+    return (getauxval(AT_HWCAP) & HWCAP_ASIMD) ? CHAPOLY_CPU_ASIMD : 0;
 }
 
 #else

@@ -11,6 +11,7 @@
  *   avx512-noifma  the same (zmm ChaCha20, AVX2 Poly1305)
  *   avx512         avx512vl + AVX-512 IFMA (zmm ChaCha20, IFMA Poly1305,
  *                  stitched aead_xor_hash; the only IFMA objects)
+ *   neon           AArch64 Advanced SIMD (HWCAP_ASIMD)
  * test_cpu_masks compares each mask with the flags of the objects the
  * table's functions are defined in; kernels_cpu_probe checks that no other
  * kernel object probes the CPU. Tables are const and never written, so any
@@ -54,6 +55,9 @@ static const char *const compiled[] = {
     "avx512-noifma",
     "avx512",
 #endif
+#ifdef CHAPOLY_HAVE_NEON
+    "neon",
+#endif
     NULL
 };
 
@@ -80,6 +84,9 @@ static const struct level {
     { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl },
     { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma },
     { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512 },
+#endif
+#ifdef CHAPOLY_HAVE_NEON
+    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon },
 #endif
 };
 
@@ -120,7 +127,8 @@ const chapoly_kernels *chapoly_kernels_best_for(unsigned f)
     if (!(f & CHAPOLY_CPU_SKYLAKE_X) && ((k = table_for("avx512", f)) != NULL ||
                                          (k = table_for("avx512-noifma", f)) != NULL))
         return k;
-    if ((k = table_for("avx512vl", f)) != NULL || (k = table_for("avx2", f)) != NULL)
+    if ((k = table_for("avx512vl", f)) != NULL || (k = table_for("avx2", f)) != NULL ||
+        (k = table_for("neon", f)) != NULL)
         return k;
     return &chapoly_kernels_portable_table;
 }
@@ -133,7 +141,7 @@ const chapoly_kernels *chapoly_kernels_best(void)
 int chapoly_kernels_known(const char *name)
 {
     static const char *const known[] = { "best", "portable", "avx2", "avx512vl",
-                                         "avx512-noifma", "avx512" };
+                                         "avx512-noifma", "avx512", "neon" };
 
     for (size_t i = 0; name != NULL && i < sizeof(known) / sizeof(known[0]); i++)
         if (strcmp(name, known[i]) == 0)

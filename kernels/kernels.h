@@ -128,7 +128,7 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
 const char *const *chapoly_kernels_compiled(void);
 
 /* Every level name the code knows ("best" included), built in or not. */
-#define CHAPOLY_KERNEL_NAMES "best, portable, avx2, avx512vl, avx512-noifma, avx512"
+#define CHAPOLY_KERNEL_NAMES "best, portable, avx2, avx512vl, avx512-noifma, avx512, neon"
 
 /* 1 if name is one of CHAPOLY_KERNEL_NAMES, 0 otherwise (NULL included). */
 int chapoly_kernels_known(const char *name);

@@ -171,14 +171,32 @@ extern const chapoly_kernels chapoly_kernels_avx512;
 extern const chapoly_kernels chapoly_kernels_avx512_noifma;
 #endif
 
+#ifdef CHAPOLY_HAVE_NEON
+/* chacha20_neon.c, poly1305_neon.c (-march=armv8-a+simd): AArch64 only */
+void chacha20_xor_neon(uint8_t *out, const uint8_t *in, size_t len,
+                       const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_keyblock_xor_neon(uint8_t key_block[64], uint8_t *out,
+                                const uint8_t *in, size_t len,
+                                const uint32_t key[8],
+                                const uint32_t ctr_nonce[4]);
+void poly1305_init_neon(poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_neon(poly1305_state *st, const uint8_t *in, size_t len,
+                          unsigned padbit);
+void poly1305_final_neon(poly1305_state *st, uint8_t tag[16]);
+
+/* level_neon.c */
+extern const chapoly_kernels chapoly_kernels_neon;
+#endif
+
 /*
  * ---- CPU features (cpu_features.c; read only by dispatch.c) ----
  * One bit per compiler ISA flag the SIMD objects are built with
  * (kernels/CMakeLists.txt): -mavx2 AVX2, -mbmi2 BMI2, -mavx512f AVX512F,
  * -mavx512vl AVX512VL, -mavx512bw AVX512BW, -mavx512dq AVX512DQ,
- * -mavx512ifma AVX512IFMA. A flag added there needs a bit here, a line in
- * the probe and a place in the masks of the tables whose objects use it
- * (dispatch.c); test_cpu_masks fails until it has them.
+ * -mavx512ifma AVX512IFMA; on AArch64 -march=armv8-a+simd ASIMD. A flag
+ * added there needs a bit here, a line in the probe and a place in the
+ * masks of the tables whose objects use it (dispatch.c); test_cpu_masks
+ * fails until it has them.
  */
 enum {
     CHAPOLY_CPU_AVX2 = 1u << 0,     /* AVX2 + OS saves YMM */
@@ -188,7 +206,8 @@ enum {
     CHAPOLY_CPU_AVX512BW = 1u << 5,
     CHAPOLY_CPU_AVX512IFMA = 1u << 6,
     CHAPOLY_CPU_SKYLAKE_X = 1u << 7, /* family 6 model 0x55: prefer ymm */
-    CHAPOLY_CPU_AVX512DQ = 1u << 8
+    CHAPOLY_CPU_AVX512DQ = 1u << 8,
+    CHAPOLY_CPU_ASIMD = 1u << 9     /* AArch64: HWCAP_ASIMD (-march=armv8-a+simd) */
 };
 unsigned chapoly_cpu_features(void);
 

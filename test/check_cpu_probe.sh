@@ -7,7 +7,8 @@
 # calls that probe (chapoly_cpu_features). Every kernel object given is
 # inspected: a kernel that looks at the CPU itself fails here. So that the
 # check cannot pass by reading nothing, the probe must also be found where
-# it belongs (the instructions on x86 only: elsewhere the probe is a stub).
+# it belongs (cpuid/xgetbv on x86, getauxval on AArch64: elsewhere the
+# probe is a stub).
 # Prints "N passed, N failed"; exits nonzero on any failure.
 set -eu
 objdump=$1
@@ -24,6 +25,7 @@ check() { # check OK MESSAGE
     fi
 }
 seen_insn=0
+seen_auxv=0
 seen_call=0
 for obj in "$@"; do
     name=$(basename "$obj")
@@ -36,6 +38,7 @@ for obj in "$@"; do
     case "$name" in
     cpu_features.c)
         [ -n "$insn" ] && seen_insn=1
+        [ -n "$builtin" ] && seen_auxv=1
         # the objects' CPU, not the host's (the arm64 tree runs this on x86)
         arch=$("$objdump" -f "$obj" | sed -n 's/^architecture: \([^,]*\).*/\1/p')
         continue
@@ -56,6 +59,9 @@ check "$([ -n "${arch:-}" ] && echo 1)" "cpu_features.c is not among the objects
 case "${arch:-}" in
 *x86-64 | i386*)
     check "$seen_insn" "cpu_features.c: no cpuid/xgetbv found (objects given: $*)"
+    ;;
+aarch64)
+    check "$seen_auxv" "cpu_features.c: no getauxval reference found (objects given: $*)"
     ;;
 esac
 check "$seen_call" "dispatch.c: no call of chapoly_cpu_features found (objects given: $*)"

@@ -16,7 +16,8 @@
  *    IFMA in its mask fails);
  *  - chapoly_kernels_by_name gives the table exactly when the CPU has it;
  * then that chapoly_kernels_best_for picks the intended table for each CPU
- * class, and that the cpuid probe agrees with __builtin_cpu_supports.
+ * class, and that the probe agrees with __builtin_cpu_supports (x86) or
+ * getauxval(AT_HWCAP) (AArch64).
  * The last line is "N passed, N failed"; exit status 0 iff none failed.
  */
 #include <stdarg.h>
@@ -64,6 +65,15 @@ HAS(avx512bw)
 HAS(avx512dq)
 HAS(avx512ifma)
 
+/* AArch64: the kernel's HWCAP_ASIMD, read here independently of the probe. */
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#include <asm/hwcap.h>
+static int has_asimd(void) { return (getauxval(AT_HWCAP) & HWCAP_ASIMD) != 0; }
+#else
+static int has_asimd(void) { return 0; }
+#endif
+
 /*
  * Compiler flag -> CPU feature bit, the compiler's own test for it, and the
  * bit under which the probe looks for it at all (0: the probe found AVX and
@@ -82,6 +92,7 @@ static const struct isa {
     { "-mavx512bw", CHAPOLY_CPU_AVX512BW, has_avx512bw, CHAPOLY_CPU_AVX512F },
     { "-mavx512dq", CHAPOLY_CPU_AVX512DQ, has_avx512dq, CHAPOLY_CPU_AVX512F },
     { "-mavx512ifma", CHAPOLY_CPU_AVX512IFMA, has_avx512ifma, CHAPOLY_CPU_AVX512F },
+    { "-march=armv8-a+simd", CHAPOLY_CPU_ASIMD, has_asimd, 0 },
 };
 #define NISA (sizeof(isa) / sizeof(isa[0]))
 
@@ -154,6 +165,9 @@ static const struct table {
     { "avx512vl", &chapoly_kernels_avx512vl },
     { "avx512-noifma", &chapoly_kernels_avx512_noifma },
     { "avx512", &chapoly_kernels_avx512 },
+#endif
+#ifdef CHAPOLY_HAVE_NEON
+    { "neon", &chapoly_kernels_neon },
 #endif
 };
 #define NTABLES (sizeof(tables) / sizeof(tables[0]))
@@ -295,6 +309,7 @@ int main(void)
     check_best("model 0x55 with IFMA", avx512 | ifma | skx, "avx512vl");
     check_best("AVX-512 without IFMA", avx512, "avx512-noifma");
     check_best("AVX-512 with IFMA", avx512 | ifma, "avx512");
+    check_best("AArch64 with ASIMD", CHAPOLY_CPU_ASIMD, "neon");
     check(chapoly_kernels_best() == chapoly_kernels_best_for(f), "best() is not best_for(CPU)");
     printf("best here: %s\n", chapoly_kernels_best()->name);
     printf("%lu passed, %lu failed\n", n_pass, n_fail);

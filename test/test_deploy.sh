@@ -199,7 +199,7 @@ listp kern "$T/kern.cnf"
 check "unknown kernel: list -providers runs" [ $? -eq 0 ]
 check "unknown kernel: chapoly active" active kern
 check "unknown kernel: stderr says so once, naming the key and the known levels" lines 1 \
-    'chapoly: config key "kernel": unknown kernel level "avx521" (known: best, portable, avx2, avx512vl, avx512-noifma, avx512)' \
+    'chapoly: config key "kernel": unknown kernel level "avx521" (known: best, portable, avx2, avx512vl, avx512-noifma, avx512, neon)' \
     "$T/kern.err"
 check "unknown kernel: not called unavailable on this CPU" lines 0 'not available' "$T/kern.err"
 
@@ -244,7 +244,7 @@ b=$(binfo)
 check "buildinfo names the best level '$BEST' ($b)" \
     eval 'case $b in *"kernel $BEST: "*) true ;; *) false ;; esac'
 for lv in portable:'portable C' avx2:'AVX2 BMI2' avx512vl:'AVX-512F/VL/BW/DQ' \
-    avx512-noifma:'AVX-512F/VL/BW/DQ' avx512:'AVX-512F/VL/BW/DQ IFMA'; do
+    avx512-noifma:'AVX-512F/VL/BW/DQ' avx512:'AVX-512F/VL/BW/DQ IFMA' neon:'Advanced SIMD'; do
     level=${lv%%:*}
     feat=${lv#*:}
     if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] && ! "$CHAPOLY_LEVEL_PROBE" "$level" > /dev/null; then

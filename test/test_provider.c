@@ -18,7 +18,8 @@
 
 #define TAGLEN 16
 
-static const char *const levels[] = { "portable", "avx2", "avx512vl", "avx512-noifma", "avx512" };
+static const char *const levels[] = { "portable", "avx2", "avx512vl", "avx512-noifma", "avx512",
+                                      "neon" };
 
 static int known_level(const char *s)
 {

@@ -163,7 +163,7 @@ static const char *active_level(OSSL_PROVIDER *prov)
 void fz_setup(void)
 {
     static const char *const want[FZ_MAX_LEVELS] = { "portable", "avx2", "avx512vl",
-                                                      "avx512-noifma", "avx512" };
+                                                      "avx512-noifma", "avx512", "neon" };
     const char *only = getenv("CHAPOLY_FUZZ_LEVEL"); /* restrict to one level */
 
     if (fz_oracle_ctx != NULL)

@@ -41,7 +41,7 @@ void fz_pattern(uint8_t *dst, size_t n, unsigned pattern, uint64_t seed);
 /* Allocation that never returns NULL; n == 0 gives a 1-byte block. */
 void *fz_malloc(size_t n);
 
-#define FZ_MAX_LEVELS 5
+#define FZ_MAX_LEVELS 6
 typedef struct fz_level {
     const char *name;
     OSSL_LIB_CTX *ctx;

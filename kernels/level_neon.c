@@ -1,0 +1,21 @@
+/*
+ * The "neon" level table (AArch64 Advanced SIMD): the vertical/row-layout
+ * ChaCha20 and the scalar radix-2^64 + NEON radix-2^26 Poly1305. Handed
+ * out by dispatch.c when the kernel reports ASIMD (getauxval(AT_HWCAP),
+ * read in cpu_features.c). The ChaCha20 entries and the Poly1305 entries
+ * are owned by different kernel files; keep each group's lines together.
+ * HChaCha20 is one serial block: the portable function, as at every level.
+ */
+#include "kernels_impl.h"
+
+const chapoly_kernels chapoly_kernels_neon = {
+    .name = "neon",
+    .features = "AArch64 Advanced SIMD (ASIMD)",
+    .chacha20_xor = chacha20_xor_neon,
+    .chacha20_keyblock_xor = chacha20_keyblock_xor_neon,
+    .hchacha20 = hchacha20_portable,
+    .poly1305_init = poly1305_init_neon,
+    .poly1305_blocks = poly1305_blocks_neon,
+    .poly1305_final = poly1305_final_neon,
+    .aead_xor_hash = NULL,
+};
