@@ -11,9 +11,19 @@
  *  - Whole kilobytes after that go to the stitched ChaCha20 + Poly1305
  *    kernel (chapoly_aead_xor_hash); sealing, the first text's last
  *    kilobyte is hashed beside the first of them (prev_ciphertext).
- *  - Anything else goes through the cipher and the MAC in turn, in chunks
- *    that stay in L1.
- *  - The last partial MAC block and the lengths are hashed in one call.
+ *  - Streaming, text that is not a whole kilobyte goes through a batch
+ *    (aead_core.h): a whole ChaCha20 batch of keystream made ahead in one
+ *    call and consumed by this and the following updates (an update that
+ *    fits the keystream already made is an XOR, no kernel call), its
+ *    ciphertext collected in the state and hashed in one Poly1305 run when
+ *    the batch is used up. The collected ciphertext is a copy: the caller
+ *    may reuse its output buffer between updates, and opening hashes the
+ *    input. One-shot calls know that no text follows and make only the
+ *    keystream they use.
+ *  - The ciphertext after the last multiple of 64 bytes waits in ct[]; the
+ *    finish hashes it, zero-padded, with the lengths in one call.
+ * Secrets: ks[] is wiped up to the most it held (ks_made) on finish,
+ * verify, end and restart; ct[] holds ciphertext only.
  */
 #include "aead_core.h"
 #include "bytes.h"
@@ -21,13 +31,13 @@
 /* Text in the first batch, at most: 31 blocks beside the key block. */
 #define AEAD_FIRST_TEXT_MAX (2048 - 64)
 
-/*
- * Text that is not a whole kilobyte goes through the cipher and MAC kernels
- * in turn, in chunks of this size, so it is hashed while it is still in L1.
- */
-#define AEAD_CHUNK 8192
+/* Keystream blocks made with the key block when the AAD needs the key first. */
+#define AEAD_KEY_AHEAD 3
 
 enum { PHASE_KEY, PHASE_AAD, PHASE_TEXT, PHASE_DONE }; /* PHASE_KEY: block 0 not made yet */
+
+/* Input of the keystream-only ChaCha20 calls. */
+static const uint8_t aead_zeros[AEAD_BATCH_MAX];
 
 /* Stores the optimiser keeps, without the call chapoly_wipe costs. */
 static inline void aead_wipe_small(void *p, size_t n)
@@ -56,6 +66,24 @@ static size_t aead_first_text_len(size_t len)
     return 1024 + (((len - 1024) % 1024) & ~(size_t)63);
 }
 
+/*
+ * Keystream one streaming batch makes: a whole 16-lane batch at the levels
+ * with the zmm ChaCha20 (the ones with chacha20_keyblock_xor), else 8 lanes.
+ */
+static inline unsigned aead_batch_bytes(const chapoly_kernels *k)
+{
+    return k->chacha20_keyblock_xor != NULL ? AEAD_BATCH_MAX : AEAD_BATCH_MAX / 2;
+}
+
+/* Counter and nonce of the text block at offset pos (a multiple of 64). */
+static inline void aead_ctr(const chapoly_aead *a, uint64_t pos, uint32_t ctr_nonce[4])
+{
+    ctr_nonce[0] = (uint32_t)(1 + pos / 64);
+    ctr_nonce[1] = a->stream.ctr_nonce[1];
+    ctr_nonce[2] = a->stream.ctr_nonce[2];
+    ctr_nonce[3] = a->stream.ctr_nonce[3];
+}
+
 /* Key words and nonce in place; nothing of a previous message is read. */
 static void aead_begin(chapoly_aead *a, const chapoly_kernels *k, const uint32_t key[8],
                        const uint8_t nonce[12])
@@ -69,7 +97,8 @@ static void aead_begin(chapoly_aead *a, const chapoly_kernels *k, const uint32_t
     a->stream.keystream_pos = a->stream.keystream_len = 0;
     a->stream.partial_used = 0;
     a->poly.buflen = 0;
-    a->aad_len = a->text_len = 0;
+    a->aad_len = a->text_len = a->batch_start = 0;
+    a->batch_used = a->ks_len = a->ks_made = 0;
     a->aad_buffered = 0;
     a->phase = PHASE_KEY;
 }
@@ -108,24 +137,25 @@ static void aead_key_block(chapoly_aead *a, uint8_t key_block[64], const uint8_t
 }
 
 /*
- * Block 0 and 'ahead' (0..CHACHA20_STREAM_AHEAD) keystream blocks for the
- * text in ONE kernel call, for when the Poly1305 key is needed before any
- * text: AAD longer than aad_buf, or a one-shot open that hashes everything
- * first. The buffered AAD is hashed (not padded: more may follow).
+ * Block 0 and AEAD_KEY_AHEAD keystream blocks for the text (the batch at
+ * text offset 0) in ONE kernel call, for when the Poly1305 key is needed
+ * before any text: AAD longer than aad_buf, or a one-shot open that hashes
+ * everything first. The buffered AAD is hashed (not padded: more may follow).
  */
-static void aead_key_ahead(chapoly_aead *a, unsigned ahead)
+static void aead_key_ahead(chapoly_aead *a)
 {
-    uint8_t buf[64 * (1 + CHACHA20_STREAM_AHEAD)];
-    size_t n = 64 * (1 + (size_t)ahead);
+    uint8_t buf[64 * (1 + AEAD_KEY_AHEAD)];
 
-    memset(buf, 0, n);
-    a->k->chacha20_xor(buf, buf, n, a->stream.key, a->stream.ctr_nonce);
+    memset(buf, 0, sizeof(buf));
+    a->k->chacha20_xor(buf, buf, sizeof(buf), a->stream.key, a->stream.ctr_nonce);
     chapoly_poly1305_init(a->k, &a->poly, buf);
-    memcpy(a->stream.keystream, buf + 64, n - 64);
-    a->stream.keystream_pos = 0;
-    a->stream.keystream_len = (unsigned)(n - 64);
-    chapoly_wipe(buf, n);
-    a->stream.ctr_nonce[0] = 1 + ahead;
+    memcpy(a->ks, buf + 64, 64 * AEAD_KEY_AHEAD);
+    chapoly_wipe(buf, sizeof(buf));
+    a->batch_start = 0;
+    a->batch_used = 0;
+    a->ks_len = 64 * AEAD_KEY_AHEAD;
+    if (a->ks_made < a->ks_len)
+        a->ks_made = a->ks_len;
     if (a->aad_buffered > 0)
         chapoly_poly1305_update(a->k, &a->poly, a->aad_buf, a->aad_buffered);
     a->aad_buffered = 0;
@@ -136,8 +166,7 @@ static void aead_key_ahead(chapoly_aead *a, unsigned ahead)
  * Block 0 and the keystream of n bytes of text (n <= AEAD_FIRST_TEXT_MAX) in
  * one kernel call through a stack buffer s: block 0 lands in s[0..63], the
  * text XORed with its keystream at s + 64. Levels without chacha20_keyblock_xor
- * run chacha20_xor over [zero block || text || zeros], which also leaves
- * the rest of the last block's keystream after the text.
+ * run chacha20_xor over [zero block || text || zeros].
  */
 static void aead_first_batch(chapoly_aead *a, uint8_t s[2048], const uint8_t *in, size_t n)
 {
@@ -157,6 +186,23 @@ static void aead_first_batch(chapoly_aead *a, uint8_t s[2048], const uint8_t *in
 }
 
 /*
+ * n bytes of ciphertext c that start the batch at batch_start (no partial
+ * MAC block pending): whole 64-byte blocks into the MAC now, the rest into
+ * ct[] for later. The keystream of the batch is used up (none is kept).
+ */
+static void aead_hash_text(chapoly_aead *a, const uint8_t *c, size_t n)
+{
+    size_t hashed = n & ~(size_t)63;
+
+    if (hashed > 0)
+        a->k->poly1305_blocks(&a->poly, c, hashed, 1);
+    if (n > hashed)
+        memcpy(a->ct, c + hashed, n - hashed);
+    a->batch_start += hashed;
+    a->batch_used = a->ks_len = (unsigned)(n - hashed);
+}
+
+/*
  * First text of a message, n <= AEAD_FIRST_TEXT_MAX bytes, with the key block
  * (aead_first_batch's shapes: the kernel picks one batch shape for the
  * whole packet). Into a separate buffer, the text is XORed straight from
@@ -166,14 +212,13 @@ static void aead_first_batch(chapoly_aead *a, uint8_t s[2048], const uint8_t *in
  * hash it comes from the same batch), and for sealing the copy measured no
  * slower in the TLS benchmarks (libssl seals and opens in place, data it
  * has just copied) than XORing in place. The AAD (complete now) goes in
- * with the key block. defer: bytes at the end of the ciphertext left for
- * the caller to hash (sealing).
+ * with the key block. defer: a kilobyte at the end of the ciphertext left
+ * for the caller to hash (sealing; n is then a multiple of 64).
  */
 static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t n,
                             size_t defer, int enc, const uint8_t *aad, size_t aadlen)
 {
     const chapoly_kernels *k = a->k;
-    size_t nblk = (n + 63) / 64, tail = n & 63;
     uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
 
     if (!(o < i + n && i < o + n)) { /* separate buffers (or no text) */
@@ -183,89 +228,152 @@ static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, si
                                       a->stream.ctr_nonce);
         aead_key_block(a, key_block, aad, aadlen);
         chapoly_wipe(key_block, sizeof(key_block));
-        chapoly_poly1305_update(k, &a->poly, enc ? out : in, n - defer);
-        if (tail) /* the rest of the last block is recomputed if more text comes */
-            chacha20_stream_set_partial(&a->stream, (uint32_t)nblk, (unsigned)tail);
+        aead_hash_text(a, enc ? out : in, n - defer);
     } else {
         _Alignas(64) uint8_t s[2048];
 
         aead_first_batch(a, s, in, n);
         aead_key_block(a, s, aad, aadlen);
         /* the ciphertext: here (sealing) or in, before out (== in) changes */
-        chapoly_poly1305_update(k, &a->poly, enc ? s + 64 : in, n - defer);
+        aead_hash_text(a, enc ? s + 64 : in, n - defer);
         memcpy(out, s + 64, n);
-        if (tail && k->chacha20_keyblock_xor != NULL) {
-            chacha20_stream_set_partial(&a->stream, (uint32_t)nblk, (unsigned)tail);
-        } else if (tail) {
-            /* bytes tail..63 of the last block are pure keystream (text was zero there) */
-            memcpy(a->stream.keystream, s + 64 * nblk, 64);
-            a->stream.keystream_pos = (unsigned)tail;
-            a->stream.keystream_len = 64;
-        }
-        chapoly_wipe(s, 64 * (1 + nblk));
+        chapoly_wipe(s, 64 * (1 + (n + 63) / 64));
     }
-    a->stream.ctr_nonce[0] = (uint32_t)(1 + nblk);
+    a->batch_start += defer; /* the caller hashes it: the batch starts after it */
     a->aad_buffered = 0;
     a->text_len = n;
     a->phase = PHASE_TEXT;
 }
 
 /*
- * The keystream sits on a block boundary: no spare keystream. Then the MAC
- * input does too (no partial Poly1305 block): text starts 16-byte aligned
- * in it and a boundary is a multiple of 64 bytes of text.
+ * out = in ^ ks, and the ciphertext (out sealing, in opening) to ct; out
+ * may equal in, ks and ct are the state's.
  */
-static int aead_aligned(const chapoly_aead *a)
+static inline void aead_xor_collect(uint8_t *out, const uint8_t *in, const uint8_t *ks,
+                                    uint8_t *ct, size_t n, int enc)
 {
-    return a->stream.partial_used == 0 && a->stream.keystream_pos == a->stream.keystream_len;
+    size_t i = 0;
+
+    for (; i + 8 <= n; i += 8) {
+        uint64_t x, y;
+
+        memcpy(&x, in + i, 8);
+        memcpy(&y, ks + i, 8);
+        y ^= x;
+        memcpy(ct + i, enc ? &y : &x, 8);
+        memcpy(out + i, &y, 8);
+    }
+    for (; i < n; i++) {
+        uint8_t x = in[i], y = (uint8_t)(x ^ ks[i]);
+
+        ct[i] = enc ? y : x;
+        out[i] = y;
+    }
 }
 
-/* Bytes of text up to the next point where aead_aligned holds (1..192), when it does not. */
-static size_t aead_to_boundary(const chapoly_aead *a)
-{
-    return a->stream.partial_used != 0 ? 64 - a->stream.partial_used
-                                       : a->stream.keystream_len - a->stream.keystream_pos;
-}
-
-/* Text after the first: whole kilobytes stitched, the rest chunk by chunk. */
-static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len,
-                           int enc, const uint8_t *prev_ciphertext)
+/*
+ * The keystream of the batch is used up and text follows: the batch's
+ * whole blocks of ciphertext go into the MAC in one run, and a new batch
+ * of keystream starts at the block where the text is (a partial block
+ * left by a first text is made again).
+ */
+static void aead_next_batch(chapoly_aead *a)
 {
     const chapoly_kernels *k = a->k;
+    unsigned full = a->batch_used & ~63u, tail = a->batch_used & 63u;
+    unsigned bytes = aead_batch_bytes(k);
+    uint32_t ctr_nonce[4];
 
-    for (size_t done = 0; done < len;) {
-        size_t n = len - done < AEAD_CHUNK ? len - done : AEAD_CHUNK;
-
-        if (aead_aligned(a)) {
-            size_t whole = (len - done) & ~(size_t)1023;
-
-            if (whole > 0) {
-                /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
-                chapoly_aead_xor_hash(k, out + done, in + done, whole, a->stream.key,
-                                      a->stream.ctr_nonce, &a->poly, prev_ciphertext, enc);
-                prev_ciphertext = NULL;
-                chacha20_stream_advance(&a->stream, whole / 64);
-                done += whole;
-                continue;
-            }
-        } else if (len - done >= 1024) {
-            n = aead_to_boundary(a); /* then the rest goes the stitched way */
-        }
-        if (enc) {
-            chacha20_stream_xor(k, &a->stream, out + done, in + done, n);
-            chapoly_poly1305_update(k, &a->poly, out + done, n);
-        } else {
-            chapoly_poly1305_update(k, &a->poly, in + done, n);
-            chacha20_stream_xor(k, &a->stream, out + done, in + done, n);
-        }
-        done += n;
+    if (full > 0) {
+        k->poly1305_blocks(&a->poly, a->ct, full, 1);
+        if (tail > 0)
+            memmove(a->ct, a->ct + full, tail);
+        a->batch_start += full;
     }
-    a->text_len += len;
+    aead_ctr(a, a->batch_start, ctr_nonce);
+    k->chacha20_xor(a->ks, aead_zeros, bytes, a->stream.key, ctr_nonce);
+    a->batch_used = tail;
+    a->ks_len = bytes;
+    if (a->ks_made < bytes)
+        a->ks_made = bytes;
 }
 
-/* Text with the AAD the message has so far (aad: complete if the key block is not made yet). */
+/*
+ * Text straight from in to out at a block boundary with no keystream made
+ * ahead: whole kilobytes stitched, or (ahead == 0: nothing follows) all of
+ * len through the cipher and the MAC kernels. The collected ciphertext
+ * goes first (sealing a kilobyte of it, beside the first kilobyte's
+ * ChaCha20). Returns the bytes done.
+ */
+static size_t aead_direct(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len,
+                          int enc, const uint8_t *prev_ciphertext)
+{
+    const chapoly_kernels *k = a->k;
+    size_t whole = len & ~(size_t)1023;
+    uint32_t ctr_nonce[4];
+
+    if (whole > 0 && enc && prev_ciphertext == NULL && a->batch_used == 1024)
+        prev_ciphertext = a->ct;
+    else if (a->batch_used > 0)
+        k->poly1305_blocks(&a->poly, a->ct, a->batch_used, 1);
+    if (whole == 0 && prev_ciphertext != NULL)
+        k->poly1305_blocks(&a->poly, prev_ciphertext, 1024, 1);
+    a->batch_start += a->batch_used;
+    a->batch_used = a->ks_len = 0;
+    aead_ctr(a, a->batch_start, ctr_nonce);
+    if (whole > 0) {
+        /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
+        chapoly_aead_xor_hash(k, out, in, whole, a->stream.key, ctr_nonce, &a->poly,
+                              prev_ciphertext, enc);
+        a->batch_start += whole;
+        return whole;
+    }
+    if (enc) {
+        k->chacha20_xor(out, in, len, a->stream.key, ctr_nonce);
+        aead_hash_text(a, out, len);
+    } else {
+        aead_hash_text(a, in, len); /* before out (== in) changes */
+        k->chacha20_xor(out, in, len, a->stream.key, ctr_nonce);
+    }
+    return len;
+}
+
+/*
+ * Text after the first: keystream made ahead first, then whole kilobytes
+ * straight through, then the rest from a new batch (ahead) or straight
+ * through (the one-shot calls: nothing follows).
+ */
+static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len,
+                           int enc, const uint8_t *prev_ciphertext, int ahead)
+{
+    a->text_len += len;
+    while (len > 0) {
+        size_t n = a->ks_len - a->batch_used;
+
+        if (n > 0) {
+            if (n > len)
+                n = len;
+            aead_xor_collect(out, in, a->ks + a->batch_used, a->ct + a->batch_used, n, enc);
+            a->batch_used += (unsigned)n;
+        } else if ((a->batch_used & 63) == 0 && (len >= 1024 || !ahead)) {
+            n = aead_direct(a, out, in, len, enc, prev_ciphertext);
+            prev_ciphertext = NULL;
+        } else {
+            aead_next_batch(a);
+            continue;
+        }
+        out += n;
+        in += n;
+        len -= n;
+    }
+}
+
+/*
+ * Text with the AAD the message has so far (aad: complete if the key block
+ * is not made yet). ahead: more text may follow (streaming).
+ */
 static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc,
-                      const uint8_t *aad, size_t aadlen)
+                      const uint8_t *aad, size_t aadlen, int ahead)
 {
     /* sealing: the kilobyte of ciphertext before out, not hashed yet */
     const uint8_t *prev_ciphertext = NULL;
@@ -290,38 +398,43 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
         a->phase = PHASE_TEXT;
     }
     if (len > 0)
-        aead_more_text(a, out, in, len, enc, prev_ciphertext);
+        aead_more_text(a, out, in, len, enc, prev_ciphertext, ahead);
 }
 
-/* The zero-padded last partial block and the lengths in one call, then the tag. */
+/*
+ * The collected ciphertext, zero-padded to a block, and the lengths in one
+ * call (an AAD partial block instead when there is no text), then the tag.
+ */
 static void aead_lengths_tag(chapoly_aead *a, uint8_t tag[16])
 {
     poly1305_state *st = &a->poly;
-    uint8_t last[2 * POLY1305_BLOCK_BYTES];
-    size_t n = 0;
+    unsigned n, padded;
 
     if (a->phase == PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
         aead_first_text(a, NULL, NULL, 0, 0, 1, a->aad_buf, a->aad_buffered);
-    if (st->buflen > 0) {
-        memcpy(last, st->buf, st->buflen);
-        memset(last + st->buflen, 0, POLY1305_BLOCK_BYTES - st->buflen);
+    if (st->buflen > 0) { /* AAD after the key block and no text: batch_used is 0 */
+        memcpy(a->ct, st->buf, st->buflen);
+        a->batch_used = (unsigned)st->buflen;
         st->buflen = 0;
-        n = POLY1305_BLOCK_BYTES;
     }
-    store64_le(last + n, a->aad_len);
-    store64_le(last + n + 8, a->text_len);
-    a->k->poly1305_blocks(st, last, n + POLY1305_BLOCK_BYTES, 1);
+    n = a->batch_used;
+    padded = (n + 15) & ~15u;
+    memset(a->ct + n, 0, padded - n);
+    store64_le(a->ct + padded, a->aad_len);
+    store64_le(a->ct + padded + 8, a->text_len);
+    a->k->poly1305_blocks(st, a->ct, padded + POLY1305_BLOCK_BYTES, 1);
     a->k->poly1305_final(st, tag);
+    a->batch_used = a->ks_len = 0;
     a->phase = PHASE_DONE;
 }
 
-/* Unused keystream wiped; the key stays. */
+/* Keystream made ahead wiped, as much as ks[] ever held; the key stays. */
 static void aead_drop_keystream(chapoly_aead *a)
 {
-    if (a->stream.keystream_len != 0)
-        chapoly_wipe(a->stream.keystream, a->stream.keystream_len);
-    a->stream.keystream_pos = a->stream.keystream_len = 0;
-    a->stream.partial_used = 0;
+    if (a->ks_made != 0)
+        chapoly_wipe(a->ks, a->ks_made);
+    a->ks_made = 0;
+    a->ks_len = a->batch_used;
 }
 
 static void aead_tag(chapoly_aead *a, uint8_t tag[16])
@@ -387,7 +500,7 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
         a->aad_buffered += (unsigned)len;
     } else {
         if (a->phase == PHASE_KEY) /* the text that follows uses the keystream made ahead */
-            aead_key_ahead(a, CHACHA20_STREAM_AHEAD);
+            aead_key_ahead(a);
         chapoly_poly1305_update(a->k, &a->poly, aad, len);
     }
     a->aad_len += len;
@@ -395,8 +508,14 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
 
 void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc)
 {
-    if (len > 0)
-        aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered);
+    if (a->phase == PHASE_TEXT && len <= a->ks_len - a->batch_used) {
+        /* keystream made ahead covers it: no kernel call */
+        aead_xor_collect(out, in, a->ks + a->batch_used, a->ct + a->batch_used, len, enc);
+        a->batch_used += (unsigned)len;
+        a->text_len += len;
+    } else if (len > 0) {
+        aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered, 1);
+    }
 }
 
 void chapoly_aead_finish(chapoly_aead *a, uint8_t tag[16])
@@ -423,7 +542,8 @@ void chapoly_aead_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16],
 
     aead_begin(&a, k, key, nonce);
     a.aad_len = aadlen;
-    aead_text(&a, out, in, len, 1, aad, aadlen); /* the AAD straight from the caller */
+    /* the AAD straight from the caller; no text follows */
+    aead_text(&a, out, in, len, 1, aad, aadlen, 0);
     aead_tag(&a, tag);
     aead_wipe_small(a.stream.key, sizeof(a.stream.key));
 }
@@ -451,21 +571,27 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
 
         aead_first_batch(&a, s, in, len);
         aead_key_block(&a, s, aad, aadlen);
-        chapoly_poly1305_update(k, &a.poly, in, len);
+        aead_hash_text(&a, in, len);
         a.phase = PHASE_TEXT;
         ok = aead_check(&a, tag, taglen);
         if (ok && len > 0)
             memcpy(out, s + 64, len);
         chapoly_wipe(s, 64 * (1 + (len + 63) / 64));
     } else {
-        aead_key_ahead(&a, CHACHA20_STREAM_AHEAD);
+        size_t ahead = 64 * AEAD_KEY_AHEAD;
+        uint32_t ctr_nonce[4];
+
+        aead_key_ahead(&a);
         chapoly_poly1305_update(k, &a.poly, aad, aadlen);
         aead_pad16(&a);
-        chapoly_poly1305_update(k, &a.poly, in, len);
+        aead_hash_text(&a, in, len);
         a.phase = PHASE_TEXT;
         ok = aead_check(&a, tag, taglen);
-        if (ok)
-            chacha20_stream_xor(k, &a.stream, out, in, len);
+        if (ok) {
+            chacha20_xor_bytes(out, in, a.ks, ahead); /* len > ahead */
+            aead_ctr(&a, ahead, ctr_nonce);
+            k->chacha20_xor(out + ahead, in + ahead, len - ahead, a.stream.key, ctr_nonce);
+        }
         aead_drop_keystream(&a);
     }
     aead_wipe_small(a.stream.key, sizeof(a.stream.key));

@@ -26,15 +26,32 @@
 extern "C" {
 #endif
 
+/*
+ * Streaming text goes through a batch: keystream made ahead in one kernel
+ * call (AEAD_BATCH_MAX bytes at the 16-lane levels, half at the others) and
+ * consumed across updates, and the ciphertext of the batch collected so
+ * that Poly1305 hashes it in one run once the batch is used up (or at the
+ * finish). Text positions: batch_start (a multiple of 64) is the text offset
+ * of ks[0] and ct[0]; everything before it is hashed.
+ */
+#define AEAD_BATCH_MAX 1024
+
 typedef struct chapoly_aead {
     poly1305_state poly;
-    chacha20_stream stream;  /* (sub)key, counter and keystream of the text */
+    chacha20_stream stream;  /* the (sub)key; ctr_nonce: block 0 and the nonce */
     const chapoly_kernels *k;
     uint64_t aad_len;
     uint64_t text_len;       /* text so far: callers check their limit against it */
+    uint64_t batch_start;    /* text offset of ks[0] and ct[0], a multiple of 64 */
     int phase;               /* internal: key block not made yet, AAD, text, done */
     unsigned aad_buffered;
+    unsigned batch_used;     /* text_len - batch_start: ct[0..batch_used) waits for the MAC */
+    unsigned ks_len;         /* keystream of the batch: ks[batch_used..ks_len) is unused */
+    unsigned ks_made;        /* ks[0..ks_made) has held keystream since the last wipe */
     uint8_t aad_buf[64];     /* short AAD waits for the key block's batch */
+    _Alignas(64) uint8_t ks[AEAD_BATCH_MAX];
+    /* ciphertext of the batch; room for the zero pad and the lengths block */
+    _Alignas(64) uint8_t ct[AEAD_BATCH_MAX + 32];
 } chapoly_aead;
 
 /* A message under key and a 96-bit nonce; drops the message a was holding. */
