@@ -61,11 +61,14 @@ static void usage(FILE *f)
             "  --module PATH     chapoly.so or its directory (else OPENSSL_MODULES, CHAPOLY_MODULE,\n"
             "                    the build tree, OpenSSL's module directory)\n"
             "  --sizes a,b,...   message sizes in bytes (default 16,64,256,576,1200,1350,4096,16384,65536)\n"
-            "  --ops a,b,...     operations (default all):");
+            "  --ops a,b,...     operations (default all but the stream ones):");
     for (size_t i = 0; i < N_OPS; i++)
         fprintf(f, " %s", ops[i].name);
     fprintf(f,
             "\n"
+            "                    'stream' = every stream operation: one message of each size (default\n"
+            "                    16384,65536) fed in updates of 16..16384 bytes, and in one update\n"
+            "                    (stream-whole); a closing table gives stream vs one-shot\n"
             "  --reps N          repetitions, median reported (default 5, minimum 5)\n"
             "  --time MS         target time of one sample (default 24, --quick 4)\n"
             "  --quick           short run: sizes 16,256,1350,16384, 4 ms samples\n"
@@ -105,11 +108,11 @@ static void parse_ops(const char *s)
     memset(cfg.op_on, 0, sizeof(cfg.op_on));
     for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         size_t i;
-        int all = strcmp(t, "all") == 0;
+        int all = strcmp(t, "all") == 0, stream = strcmp(t, "stream") == 0;
         for (i = 0; i < N_OPS; i++)
-            if (all || strcmp(t, ops[i].name) == 0)
+            if (all || strcmp(t, ops[i].name) == 0 || (stream && ops[i].kind == K_STREAM))
                 cfg.op_on[i] = 1;
-        if (!all && strcmp(t, "none") != 0) {
+        if (!all && !stream && strcmp(t, "none") != 0) {
             for (i = 0; i < N_OPS && strcmp(t, ops[i].name) != 0; i++)
                 ;
             if (i == N_OPS)
@@ -128,7 +131,7 @@ static void parse_args(int argc, char **argv)
     cfg.sample_ms = 24;
     cfg.thread_ms = 300;
     for (size_t i = 0; i < N_OPS; i++)
-        cfg.op_on[i] = 1;
+        cfg.op_on[i] = ops[i].kind != K_STREAM; /* those on request (--ops stream) */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (die("%s needs a value", a), ""))
@@ -263,6 +266,14 @@ static size_t max_size(void)
     for (int i = 0; i < cfg.nsizes; i++)
         if (cfg.sizes[i] > maxsize)
             maxsize = cfg.sizes[i];
+    if (!cfg.sizes_given) {
+        static const size_t stream_sizes[] = STREAM_SIZES;
+
+        for (size_t o = 0; o < N_OPS; o++)
+            for (size_t i = 0; cfg.op_on[o] && ops[o].kind == K_STREAM && i < 2; i++)
+                if (stream_sizes[i] > maxsize)
+                    maxsize = stream_sizes[i];
+    }
     return maxsize;
 }
 
@@ -289,12 +300,13 @@ int main(int argc, char **argv)
     print_header(cpu, load0);
 
     bufset *b = bufset_new(max_size());
-    cell *cells = calloc(N_OPS * (size_t)cfg.nsizes, sizeof(cell));
+    cell *cells = calloc(N_OPS * (size_t)(cfg.nsizes + 2), sizeof(cell));
     int ncells = build_cells(cells, b);
     int nbroken = check_and_calibrate(cells, ncells, b);
     print_plan(cells, ncells);
     run_repetitions(cells, ncells, b);
     print_results(cells, ncells, cfg.reps);
+    print_stream_summary(cells, ncells, cfg.reps);
 
     FILE *json = cfg.json ? json_open(cfg.json, cpu, load0[0], cells, ncells) : NULL;
     int thread_broken = cfg.threads > 0 ? run_threads(json) : 0;

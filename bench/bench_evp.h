@@ -48,15 +48,18 @@ extern const char *const impl_name[IM_N];
 extern const int ref_order[IM_N];
 
 /* Operations. */
-enum kind { K_SEAL, K_OPEN, K_REKEY, K_NEWCTX, K_CHACHA, K_POLY, K_TLS };
+enum kind { K_SEAL, K_OPEN, K_REKEY, K_NEWCTX, K_CHACHA, K_POLY, K_TLS, K_STREAM };
 typedef struct opdef {
     const char *name;
     enum kind kind;
-    int x;               /* AEAD: 1 = XChaCha20-Poly1305; TLS: protocol version */
+    int x;               /* AEAD: 1 = XChaCha20-Poly1305; TLS: protocol version;
+                            stream: bytes per update (0: the whole message in one) */
     const char *title;
 } opdef;
 
-#define N_OPS 10
+#define N_OPS 17
+/* Sizes of the stream operations unless --sizes is given (total message bytes). */
+#define STREAM_SIZES { 16384, 65536 }
 extern const opdef ops[N_OPS];
 
 /* ------------------------------------------------------------------ */
@@ -232,6 +235,7 @@ FILE *json_open(const char *path, const char *cpu, double load0, cell *cells, in
 void json_close(FILE *json);
 void write_csv(const char *path, cell *cells, int ncells, int reps);
 int plot(const char *png, cell *cells, int ncells, int reps);
+void print_stream_summary(cell *cells, int ncells, int reps);
 void print_footer(double t_start, int nbroken);
 
 #endif

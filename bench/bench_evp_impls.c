@@ -51,6 +51,20 @@ const opdef ops[] = {
     { "tls12", K_TLS, TLS1_2_VERSION,
       "TLS 1.2 ECDHE-ECDSA-CHACHA20-POLY1305 record through libssl over a BIO pair:\n"
       "  SSL_write(n) + SSL_read = one seal + one open, per record" },
+#define STREAM_OP(name, u)                                                                 \
+    { name, K_STREAM, u,                                                                   \
+      "ChaCha20-Poly1305 seal of one message fed in updates of " #u " bytes (as seal otherwise:\n" \
+      "  init(iv) + 13-byte AAD + updates + final + get tag); bytes = the whole message" }
+    STREAM_OP("stream16", 16),
+    STREAM_OP("stream64", 64),
+    STREAM_OP("stream256", 256),
+    STREAM_OP("stream1k", 1024),
+    STREAM_OP("stream4k", 4096),
+    STREAM_OP("stream16k", 16384),
+    { "stream-whole", K_STREAM, 0,
+      "ChaCha20-Poly1305 seal of the same messages in one update: the one-shot the stream\n"
+      "  operations are compared with (same calls as seal)" },
+#undef STREAM_OP
 };
 _Static_assert(sizeof(ops) / sizeof(ops[0]) == N_OPS, "N_OPS counts the operations");
 
@@ -329,6 +343,36 @@ static int evp_seal(job *j, size_t n, uint64_t iters)
             || !EVP_EncryptUpdate(c, NULL, &l, g_aad, AAD_LEN)
             || !EVP_EncryptUpdate(c, out, &l, in, (int)n)
             || !EVP_EncryptFinal_ex(c, out + l, &l2)
+            || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n))
+            return 0;
+    }
+    return 1;
+}
+
+/* seal with the text fed in updates of op->x bytes (0: one update). */
+static int evp_stream(job *j, size_t n, uint64_t iters)
+{
+    EVP_CIPHER_CTX *c = j->ctx;
+    uint8_t *out = j->b->out, nonce[24];
+    const uint8_t *in = j->b->in;
+    size_t u = j->op->x > 0 ? (size_t)j->op->x : n;
+    int l, l2;
+
+    for (uint64_t i = 0; i < iters; i++) {
+        size_t done = 0;
+
+        make_nonce(nonce, j->ivlen, j->seq++);
+        if (!EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
+            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, AAD_LEN))
+            return 0;
+        while (done < n) {
+            size_t m = n - done < u ? n - done : u;
+
+            if (!EVP_EncryptUpdate(c, out + done, &l, in + done, (int)m))
+                return 0;
+            done += m;
+        }
+        if (!EVP_EncryptFinal_ex(c, out + n, &l2)
             || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n))
             return 0;
     }
@@ -615,6 +659,8 @@ static const char *evp_name(const opdef *op)
         return "ChaCha20";
     case K_POLY:
         return "POLY1305";
+    case K_STREAM:
+        return "ChaCha20-Poly1305";
     default:
         return op->x ? "XChaCha20-Poly1305" : "ChaCha20-Poly1305";
     }
@@ -654,7 +700,7 @@ job *job_new(const opdef *op, int impl, bufset *b)
     j->op = op;
     j->impl = impl;
     j->b = b;
-    j->ivlen = op->x && op->kind != K_TLS ? 24 : 12;
+    j->ivlen = op->x && op->kind != K_TLS && op->kind != K_STREAM ? 24 : 12;
     j->seq = 1;
 
     if (impl == IM_CHAPOLY || impl == IM_DEFAULT) {
@@ -697,12 +743,13 @@ job *job_new(const opdef *op, int impl, bufset *b)
         case K_REKEY: j->run = evp_seal_rekey; break;
         case K_NEWCTX: j->run = evp_seal_newctx; break;
         case K_CHACHA: j->run = evp_chacha; break;
+        case K_STREAM: j->run = evp_stream; break;
         default: goto none;
         }
         return j;
     }
     if (impl == IM_BORING) {
-        if (!g_have_boring || op->kind == K_TLS)
+        if (!g_have_boring || op->kind == K_TLS || op->kind == K_STREAM)
             goto none;
         j->aead = op->x ? B.aead_xchacha() : B.aead_chacha();
         switch (op->kind) {

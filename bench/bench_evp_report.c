@@ -327,6 +327,64 @@ int plot(const char *png, cell *cells, int ncells, int reps)
 /* ------------------------------------------------------------------ */
 /* Closing lines                                                       */
 
+/* Median over repetitions of ns(a, ia) / ns(b, ib): > 1 means b is faster. */
+static double rep_ratio(const cell *a, int ia, const cell *b, int ib, int reps)
+{
+    double q[MAX_REPS];
+
+    for (int i = 0; i < reps; i++)
+        q[i] = a->ns[ia][i] / b->ns[ib][i];
+    return median(q, reps);
+}
+
+/*
+ * The stream operations side by side: ns per byte of chapoly and the
+ * default, chapoly vs default, and each one's streaming throughput as a
+ * share of its one-shot (stream-whole, same size): ns(one-shot) / ns(stream).
+ */
+void print_stream_summary(cell *cells, int ncells, int reps)
+{
+    int header = 0;
+
+    for (int ci = 0; ci < ncells; ci++) {
+        cell *c = &cells[ci], *whole = NULL;
+
+        if (c->op->kind != K_STREAM || c->op->x == 0)
+            continue;
+        for (int w = 0; w < ncells; w++)
+            if (cells[w].op->kind == K_STREAM && cells[w].op->x == 0 && cells[w].size == c->size)
+                whole = &cells[w];
+        if (!header) {
+            printf("\n== stream summary: one message of 'bytes' in updates of 'update' bytes; ns/B of the\n"
+                   "  whole message (init, AAD, updates, final, tag); 'of one-shot' = ns(stream-whole) /\n"
+                   "  ns(row), the streamed throughput as a share of one update of the same message\n");
+            printf("%7s %7s %12s %12s %11s %16s %16s\n", "bytes", "update", "chapoly ns/B",
+                   "default ns/B", "vs default", "chapoly of 1shot", "default of 1shot");
+            header = 1;
+        }
+        printf("%7zu %7d", c->size, c->op->x);
+        for (int im = IM_CHAPOLY; im <= IM_DEFAULT; im++) {
+            if (c->jobs[im] == NULL || c->broken[im])
+                printf(" %12s", "-");
+            else
+                printf(" %12.3f", summarize(c, im, reps).ns / (double)c->size);
+        }
+        int both = c->jobs[IM_CHAPOLY] && !c->broken[IM_CHAPOLY] && c->jobs[IM_DEFAULT] &&
+                   !c->broken[IM_DEFAULT];
+        if (both)
+            printf(" %10.2fx", rep_ratio(c, IM_DEFAULT, c, IM_CHAPOLY, reps));
+        else
+            printf(" %11s", "-");
+        for (int im = IM_CHAPOLY; im <= IM_DEFAULT; im++) {
+            if (whole && c->jobs[im] && !c->broken[im] && whole->jobs[im] && !whole->broken[im])
+                printf(" %15.0f%%", 100 * rep_ratio(whole, im, c, im, reps));
+            else
+                printf(" %16s", "-");
+        }
+        printf("\n");
+    }
+}
+
 void print_footer(double t_start, int nbroken)
 {
     double load1[3] = { 0 };

@@ -138,12 +138,15 @@ int build_cells(cell *cells, bufset *b)
                    ops[o].name);
             jobs[IM_CHAPOLY] = NULL;
         }
-        for (int s = 0; s < cfg.nsizes; s++) {
+        static const size_t stream_sizes[] = STREAM_SIZES;
+        int stream_default = ops[o].kind == K_STREAM && !cfg.sizes_given;
+        int nsizes = stream_default ? 2 : cfg.nsizes;
+        for (int s = 0; s < nsizes; s++) {
             if (ops[o].kind == K_TLS && cfg.sizes[s] > TLS_MAX_RECORD)
                 continue; /* a record carries at most 16384 bytes: per-record figures only */
             cell *c = &cells[ncells++];
             c->op = &ops[o];
-            c->size = cfg.sizes[s];
+            c->size = stream_default ? stream_sizes[s] : cfg.sizes[s];
             memcpy(c->jobs, jobs, sizeof(jobs));
             c->prep = prep;
         }
