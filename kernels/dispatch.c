@@ -181,4 +181,5 @@ const chapoly_kernels chapoly_kernels_portable_table = {
     .poly1305_blocks = poly1305_blocks_portable,
     .poly1305_final = poly1305_final_portable,
     .aead_xor_hash = NULL,
+    .chacha20_multi_blocks = chacha20_multi_blocks_portable,
 };

@@ -97,6 +97,18 @@ typedef struct chapoly_kernels {
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
                           poly1305_state *st, const uint8_t *prev_ciphertext,
                           int enc);
+
+    /*
+     * Optional (NULL: the helper chapoly_chacha20_multi_blocks composes it):
+     * n independent ChaCha20 blocks, block i the block function of the
+     * 16-word input state states[16 i .. 16 i + 15] (words 0..3 the
+     * constants SIGMA0..3, 4..11 a key, 12 a counter, 13..15 a nonce: key,
+     * counter and nonce may differ from block to block), written to
+     * out + 64 i. Raw keystream; no counter is incremented. The batched
+     * AEAD (core/aead_batch.c): many messages' Poly1305 key blocks, short
+     * texts and HChaCha20 subkeys in shared batches.
+     */
+    void (*chacha20_multi_blocks)(uint8_t *out, const uint32_t *states, size_t n);
 } chapoly_kernels;
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -150,6 +162,10 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint8_t *in, size_t len, const uint32_t key[8],
                            const uint32_t ctr_nonce[4], poly1305_state *st,
                            const uint8_t *prev_ciphertext, int enc);
+
+/* The table's chacha20_multi_blocks, or the same bytes through chacha20_xor. */
+void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
+                                   const uint32_t *states, size_t n);
 
 /* ---- byte helpers (kernels/bytes.c) ---- */
 

@@ -50,3 +50,18 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
         k->chacha20_xor(out, in, len, key, ctr_nonce);
     }
 }
+
+void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
+                                   const uint32_t *states, size_t n)
+{
+    if (k->chacha20_multi_blocks != NULL) {
+        k->chacha20_multi_blocks(out, states, n);
+        return;
+    }
+    /* One kernel call per block over zeros: its keystream is the raw block. */
+    for (size_t i = 0; i < n; i++) {
+        memset(out + 64 * i, 0, 64);
+        k->chacha20_xor(out + 64 * i, out + 64 * i, 64, states + 16 * i + 4,
+                        states + 16 * i + 12);
+    }
+}

@@ -71,6 +71,24 @@ static const fn_id cipher_required[] = {
     ID(OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS),
 };
 
+/*
+ * The OpenSSL 3.5 pipeline functions (ABI constants, defined here when the
+ * 3.0 headers lack them): allowed, offered by the AEAD tables, ignored by a
+ * 3.0 core.
+ */
+#ifndef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+#define OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT 15
+#define OSSL_FUNC_CIPHER_PIPELINE_DECRYPT_INIT 16
+#define OSSL_FUNC_CIPHER_PIPELINE_UPDATE 17
+#define OSSL_FUNC_CIPHER_PIPELINE_FINAL 18
+#endif
+static const fn_id cipher_optional[] = {
+    ID(OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT),
+    ID(OSSL_FUNC_CIPHER_PIPELINE_DECRYPT_INIT),
+    ID(OSSL_FUNC_CIPHER_PIPELINE_UPDATE),
+    ID(OSSL_FUNC_CIPHER_PIPELINE_FINAL),
+};
+
 static const fn_id mac_required[] = {
     ID(OSSL_FUNC_MAC_NEWCTX),
     ID(OSSL_FUNC_MAC_FREECTX),
@@ -100,7 +118,7 @@ static const table_rules provider_rules = { "provider", provider_required,
                                             N(provider_required), provider_optional,
                                             N(provider_optional) };
 static const table_rules cipher_rules = { "cipher", cipher_required, N(cipher_required),
-                                          NULL, 0 };
+                                          cipher_optional, N(cipher_optional) };
 static const table_rules mac_rules = { "MAC", mac_required, N(mac_required), NULL, 0 };
 
 /* What check_table found, as a bit set. */

@@ -37,6 +37,7 @@
 #include <openssl/params.h>
 #include "prov.h"
 #include "aead_core.h"
+#include "aead_pipeline.h"
 
 #define AEAD_KEYLEN 32
 #define AEAD_TAGLEN 16
@@ -68,6 +69,7 @@ typedef struct aead_ctx {
     int tls_pending;            /* a "tlsaad" waits for its record */
     uint8_t tls_aad[TLS_AAD_LEN];
     size_t tls_payload;
+    aead_pipeline *pipe;        /* OpenSSL 3.5 pipeline mode (aead_pipeline.c) */
 } aead_ctx;
 
 static OSSL_FUNC_cipher_newctx_fn chacha20_poly1305_newctx;
@@ -115,12 +117,20 @@ static void *xchacha20_poly1305_newctx(void *provctx)
 
 static void aead_freectx(void *vctx)
 {
+    if (vctx != NULL)
+        chapoly_pipeline_free(((aead_ctx *)vctx)->pipe);
     chapoly_ctx_free(vctx, sizeof(aead_ctx));
 }
 
 static void *aead_dupctx(void *vctx)
 {
-    return chapoly_ctx_dup(vctx, sizeof(aead_ctx));
+    aead_ctx *c = vctx, *d = chapoly_ctx_dup(vctx, sizeof(aead_ctx));
+
+    if (d != NULL && c->pipe != NULL && (d->pipe = chapoly_pipeline_dup(c->pipe)) == NULL) {
+        chapoly_ctx_free(d, sizeof(aead_ctx));
+        return NULL;
+    }
+    return d;
 }
 
 /* A new message starts: an expected tag set during the previous one is dropped. */
@@ -163,6 +173,7 @@ static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
                      size_t keylen, const unsigned char *iv, size_t ivlen,
                      const OSSL_PARAM params[])
 {
+    chapoly_pipeline_end(c->pipe); /* an ordinary init leaves pipeline mode */
     c->enc = enc;
     if (key != NULL) {
         if (keylen != AEAD_KEYLEN) {
@@ -207,6 +218,12 @@ static int aead_decrypt_init(void *vctx, const unsigned char *key, size_t keylen
 
 static int aead_ready(aead_ctx *c)
 {
+    if (chapoly_pipeline_active(c->pipe)) {
+        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
+                    "the context is initialised for a pipeline: use EVP_CipherPipelineUpdate/"
+                    "Final, or an ordinary init first");
+        return 0;
+    }
     if (c->state == ST_NEED_KEY_IV) {
         if (c->key_set)
             CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "no IV set: initialise with an IV first");
@@ -401,6 +418,7 @@ static const OSSL_PARAM chacha20_poly1305_known_gettable_ctx[] = {
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, NULL),
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD, NULL),
+    OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, NULL, 0),
     OSSL_PARAM_END
 };
 
@@ -410,6 +428,7 @@ static const OSSL_PARAM xchacha20_poly1305_known_gettable_ctx[] = {
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_AEAD_TAGLEN, NULL),
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
+    OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, NULL, 0),
     OSSL_PARAM_END
 };
 
@@ -433,6 +452,7 @@ static const OSSL_PARAM chacha20_poly1305_known_settable_ctx[] = {
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD, NULL, 0),
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, NULL, 0),
+    OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, NULL, 0),
     OSSL_PARAM_END
 };
 
@@ -440,6 +460,7 @@ static const OSSL_PARAM xchacha20_poly1305_known_settable_ctx[] = {
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, NULL),
     OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
     OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, NULL, 0),
+    OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, NULL, 0),
     OSSL_PARAM_END
 };
 
@@ -477,6 +498,11 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0)
                 ok = chapoly_param_set_size_t(p, AEAD_KEYLEN);
+            break;
+        case 'p':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) == 0 &&
+                !chapoly_pipeline_get_tags(c->pipe, p))
+                return 0;
             break;
         case 't':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAGLEN) == 0) {
@@ -619,6 +645,11 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                     aead_start(c);
             }
             break;
+        case 'p':
+            if (strcmp(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) == 0 &&
+                !chapoly_pipeline_set_tags(c->pipe, p))
+                return 0;
+            break;
 #ifdef CHAPOLY_TEST_HOOKS
         case 'c':
             if (strcmp(p->key, "chapoly-test-text-len") == 0) {
@@ -634,6 +665,53 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         }
     }
     return 1;
+}
+
+/* ---- the OpenSSL 3.5 pipeline API (aead_pipeline.c) ---- */
+
+/* A pipeline init drops any ordinary message, TLS record state and tag. */
+static int aead_pipeline_init(aead_ctx *c, int enc, const unsigned char *key, size_t keylen,
+                              size_t numpipes, const unsigned char **iv, size_t ivlen,
+                              const OSSL_PARAM params[])
+{
+    if (c->key_set || c->iv_set)
+        chapoly_aead_clear(&c->msg);
+    c->key_set = c->iv_set = c->iv_fixed = 0;
+    c->tag_set = c->tag_next = c->tag_ready = c->tls_pending = 0;
+    c->state = ST_NEED_KEY_IV;
+    c->enc = enc;
+    if (!chapoly_pipeline_init(&c->pipe, c->k, c->ivlen, enc, key, keylen, numpipes, iv,
+                               ivlen))
+        return 0;
+    return aead_set_ctx_params(c, params);
+}
+
+static int aead_pipeline_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                                      size_t numpipes, const unsigned char **iv,
+                                      size_t ivlen, const OSSL_PARAM params[])
+{
+    return aead_pipeline_init(vctx, 1, key, keylen, numpipes, iv, ivlen, params);
+}
+
+static int aead_pipeline_decrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                                      size_t numpipes, const unsigned char **iv,
+                                      size_t ivlen, const OSSL_PARAM params[])
+{
+    return aead_pipeline_init(vctx, 0, key, keylen, numpipes, iv, ivlen, params);
+}
+
+static int aead_pipeline_update(void *vctx, size_t numpipes, unsigned char **out,
+                                size_t *outl, const size_t *outsize,
+                                const unsigned char **in, const size_t *inl)
+{
+    return chapoly_pipeline_update(((aead_ctx *)vctx)->pipe, numpipes, out, outl, outsize, in,
+                                   inl);
+}
+
+static int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out,
+                               size_t *outl, const size_t *outsize)
+{
+    return chapoly_pipeline_final(((aead_ctx *)vctx)->pipe, numpipes, out, outl, outsize);
 }
 
 #define AEAD_DISPATCH(prefix)                                                          \
@@ -655,6 +733,12 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
           (void (*)(void))prefix##_gettable_ctx_params },                              \
         { OSSL_FUNC_CIPHER_SETTABLE_CTX_PARAMS,                                        \
           (void (*)(void))prefix##_settable_ctx_params },                              \
+        { OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT,                                      \
+          (void (*)(void))aead_pipeline_encrypt_init },                                \
+        { OSSL_FUNC_CIPHER_PIPELINE_DECRYPT_INIT,                                      \
+          (void (*)(void))aead_pipeline_decrypt_init },                                \
+        { OSSL_FUNC_CIPHER_PIPELINE_UPDATE, (void (*)(void))aead_pipeline_update },    \
+        { OSSL_FUNC_CIPHER_PIPELINE_FINAL, (void (*)(void))aead_pipeline_final },      \
         { 0, NULL }                                                                    \
     }
 

@@ -1,0 +1,286 @@
+/*
+ * The batched AEAD (aead_batch.h). Messages share ChaCha20 work through
+ * the table's chacha20_multi_blocks (any key, counter and nonce per block):
+ *  - start (XChaCha20 only): the HChaCha20 subkeys of all messages in one
+ *    call (HChaCha20 is the block function without its feed-forward, so
+ *    each subkey word is an output word minus its input word);
+ *  - the first aad, text or finish call: the Poly1305 key blocks (counter
+ *    0) of all messages in one call, or, when text comes first, in the same
+ *    calls as the text's keystream;
+ *  - text: every message whose text is short (CHAPOLY_BATCH_SHORT) and
+ *    starts on a block boundary queues its blocks; up to BATCH_BLOCKS
+ *    queued blocks of many messages go to one call, then each message
+ *    XORs and hashes its part. A longer text runs the one-message stitched
+ *    path (chapoly_aead_xor_hash over whole kilobytes, then the stream).
+ * Per message, the MAC input is RFC 8439 2.8's: AAD, zero pad to 16, text,
+ * zero pad to 16, the two 64-bit lengths.
+ *
+ * Secrets on the stack (the input states carry the key words, the
+ * keystream buffer Poly1305 keys and keystream) are wiped before return.
+ */
+#include <string.h>
+#include "aead_batch.h"
+#include "bytes.h"
+
+enum { PHASE_NEW, PHASE_AAD, PHASE_TEXT, PHASE_DONE };
+
+/* ChaCha20 state words 0..3: "expand 32-byte k" as little-endian words. */
+#define SIGMA0_WORD 0x61707865u
+#define SIGMA1_WORD 0x3320646eu
+#define SIGMA2_WORD 0x79622d32u
+#define SIGMA3_WORD 0x6b206574u
+
+/* Blocks per shared call: 8 KiB of keystream, 8 KiB of input states. */
+#define BATCH_BLOCKS 128
+
+_Static_assert(CHAPOLY_BATCH_SHORT / 64 + 1 <= BATCH_BLOCKS, "a short text fits one call");
+_Static_assert(CHAPOLY_BATCH_MAX <= BATCH_BLOCKS, "all key blocks fit one call");
+
+static const uint8_t zeros[16];
+
+static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
+                      const uint32_t nonce[3])
+{
+    s[0] = SIGMA0_WORD;
+    s[1] = SIGMA1_WORD;
+    s[2] = SIGMA2_WORD;
+    s[3] = SIGMA3_WORD;
+    memcpy(s + 4, key, 32);
+    s[12] = ctr;
+    s[13] = nonce[0];
+    s[14] = nonce[1];
+    s[15] = nonce[2];
+}
+
+static void pad16(const chapoly_kernels *k, poly1305_state *st, uint64_t len)
+{
+    if (len & 15)
+        chapoly_poly1305_update(k, st, zeros, 16 - (size_t)(len & 15));
+}
+
+void chapoly_batch_clear(chapoly_batch *b)
+{
+    chapoly_wipe(b->m, b->n * sizeof(b->m[0]));
+    b->phase = PHASE_DONE;
+}
+
+void chapoly_batch_start(chapoly_batch *b, const chapoly_kernels *k, const uint8_t key[32],
+                         const uint8_t *const nonces[], size_t n, int xchacha)
+{
+    uint32_t kw[8], nonce[3];
+
+    chapoly_batch_clear(b);
+    b->k = k;
+    b->n = n;
+    b->phase = PHASE_NEW;
+    chapoly_load_key(kw, key);
+    if (!xchacha) {
+        for (size_t i = 0; i < n; i++) {
+            chacha20_stream *s = &b->m[i].stream;
+
+            memcpy(s->key, kw, sizeof(kw));
+            for (int j = 0; j < 3; j++)
+                nonce[j] = load32_le(nonces[i] + 4 * j);
+            chacha20_stream_start(s, 1, nonce); /* the text starts at block 1 */
+        }
+    } else {
+        _Alignas(64) uint32_t states[CHAPOLY_BATCH_MAX * 16];
+        _Alignas(64) uint8_t out[CHAPOLY_BATCH_MAX * 64];
+
+        for (size_t i = 0; i < n; i++) {
+            for (int j = 0; j < 3; j++)
+                nonce[j] = load32_le(nonces[i] + 4 + 4 * j);
+            set_state(states + 16 * i, kw, load32_le(nonces[i]), nonce);
+        }
+        chapoly_chacha20_multi_blocks(k, out, states, n);
+        for (size_t i = 0; i < n; i++) {
+            chacha20_stream *s = &b->m[i].stream;
+
+            for (int j = 0; j < 4; j++) {
+                s->key[j] = load32_le(out + 64 * i + 4 * j) - states[16 * i + j];
+                s->key[4 + j] = load32_le(out + 64 * i + 48 + 4 * j) - states[16 * i + 12 + j];
+            }
+            nonce[0] = 0;
+            nonce[1] = load32_le(nonces[i] + 16);
+            nonce[2] = load32_le(nonces[i] + 20);
+            chacha20_stream_start(s, 1, nonce);
+        }
+        chapoly_wipe(states, n * 64);
+        chapoly_wipe(out, n * 64);
+    }
+    for (size_t i = 0; i < n; i++)
+        b->m[i].aad_len = b->m[i].text_len = 0;
+    chapoly_wipe(kw, sizeof(kw));
+}
+
+/* The Poly1305 key blocks of all messages, in one call. */
+static void key_blocks(chapoly_batch *b)
+{
+    _Alignas(64) uint32_t states[CHAPOLY_BATCH_MAX * 16];
+    _Alignas(64) uint8_t out[CHAPOLY_BATCH_MAX * 64];
+
+    for (size_t i = 0; i < b->n; i++)
+        set_state(states + 16 * i, b->m[i].stream.key, 0, b->m[i].stream.ctr_nonce + 1);
+    chapoly_chacha20_multi_blocks(b->k, out, states, b->n);
+    for (size_t i = 0; i < b->n; i++)
+        chapoly_poly1305_init(b->k, &b->m[i].poly, out + 64 * i);
+    chapoly_wipe(states, b->n * 64);
+    chapoly_wipe(out, b->n * 64);
+    b->phase = PHASE_AAD;
+}
+
+void chapoly_batch_aad(chapoly_batch *b, const uint8_t *const aad[], const size_t len[])
+{
+    if (b->phase == PHASE_NEW)
+        key_blocks(b);
+    for (size_t i = 0; i < b->n; i++) {
+        if (len[i] == 0)
+            continue;
+        chapoly_poly1305_update(b->k, &b->m[i].poly, aad[i], len[i]);
+        b->m[i].aad_len += len[i];
+    }
+}
+
+/* A text at a block boundary whose keystream is ks (ceil(len / 64) blocks). */
+static void text_short(const chapoly_kernels *k, chapoly_batch_msg *m, uint8_t *out,
+                       const uint8_t *in, size_t len, const uint8_t *ks, int enc)
+{
+    chacha20_stream *s = &m->stream;
+    uint32_t nb = (uint32_t)((len + 63) / 64);
+
+    if (!enc)
+        chapoly_poly1305_update(k, &m->poly, in, len);
+    chacha20_xor_bytes(out, in, ks, len);
+    if (enc)
+        chapoly_poly1305_update(k, &m->poly, out, len);
+    if (len & 63) /* the rest of the last block is made again only if more text comes */
+        chacha20_stream_set_partial(s, s->ctr_nonce[0] + nb - 1, (unsigned)(len & 63));
+    chacha20_stream_advance(s, nb);
+}
+
+/* Any other text: whole kilobytes stitched, the rest through the stream. */
+static void text_long(const chapoly_kernels *k, chapoly_batch_msg *m, uint8_t *out,
+                      const uint8_t *in, size_t len, int enc)
+{
+    chacha20_stream *s = &m->stream;
+    size_t whole = len & ~(size_t)1023;
+
+    if (whole > 0 && s->keystream_pos == s->keystream_len && s->partial_used == 0 &&
+        m->poly.buflen == 0 && (uint64_t)s->ctr_nonce[0] + whole / 64 <= 0xffffffffu) {
+        chapoly_aead_xor_hash(k, out, in, whole, s->key, s->ctr_nonce, &m->poly, NULL, enc);
+        chacha20_stream_advance(s, whole / 64);
+        out += whole;
+        in += whole;
+        len -= whole;
+    }
+    if (len == 0)
+        return;
+    if (!enc)
+        chapoly_poly1305_update(k, &m->poly, in, len);
+    chacha20_stream_xor(k, s, out, in, len);
+    if (enc)
+        chapoly_poly1305_update(k, &m->poly, out, len);
+}
+
+typedef struct {
+    size_t msg;    /* message index */
+    size_t first;  /* its first block in the call */
+    uint32_t key;  /* 1 if its Poly1305 key block is there */
+    uint32_t text; /* blocks of short text there (0: long or empty text) */
+} queued;
+
+typedef struct {
+    chapoly_batch *b;
+    uint8_t *const *out;
+    const uint8_t *const *in;
+    const size_t *len;
+    int enc, pad_aad;
+    size_t nq, nblocks;
+    queued q[CHAPOLY_BATCH_MAX];
+    _Alignas(64) uint32_t states[BATCH_BLOCKS * 16];
+    _Alignas(64) uint8_t ks[BATCH_BLOCKS * 64];
+} text_queue;
+
+static void flush(text_queue *t)
+{
+    chapoly_batch *b = t->b;
+    const chapoly_kernels *k = b->k;
+
+    if (t->nblocks > 0)
+        chapoly_chacha20_multi_blocks(k, t->ks, t->states, t->nblocks);
+    for (size_t j = 0; j < t->nq; j++) {
+        const queued *q = &t->q[j];
+        chapoly_batch_msg *m = &b->m[q->msg];
+        size_t len = t->len[q->msg];
+
+        if (q->key)
+            chapoly_poly1305_init(k, &m->poly, t->ks + 64 * q->first);
+        if (t->pad_aad)
+            pad16(k, &m->poly, m->aad_len);
+        if (q->text)
+            text_short(k, m, t->out[q->msg], t->in[q->msg], len,
+                       t->ks + 64 * (q->first + q->key), t->enc);
+        else if (len > 0)
+            text_long(k, m, t->out[q->msg], t->in[q->msg], len, t->enc);
+        m->text_len += len;
+    }
+    chapoly_wipe(t->states, t->nblocks * 64);
+    chapoly_wipe(t->ks, t->nblocks * 64);
+    t->nq = t->nblocks = 0;
+}
+
+void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *const in[],
+                        const size_t len[], int enc)
+{
+    text_queue t;
+    uint32_t key = b->phase == PHASE_NEW;
+
+    t.b = b;
+    t.out = out;
+    t.in = in;
+    t.len = len;
+    t.enc = enc;
+    t.pad_aad = b->phase != PHASE_TEXT;
+    t.nq = t.nblocks = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        chacha20_stream *s = &b->m[i].stream;
+        uint32_t text = 0;
+
+        if (len[i] > 0 && len[i] <= CHAPOLY_BATCH_SHORT && s->keystream_pos == s->keystream_len &&
+            s->partial_used == 0 &&
+            (uint64_t)s->ctr_nonce[0] + (len[i] + 63) / 64 <= 0xffffffffu)
+            text = (uint32_t)((len[i] + 63) / 64);
+        if (t.nblocks + key + text > BATCH_BLOCKS)
+            flush(&t);
+        t.q[t.nq] = (queued){ i, t.nblocks, key, text };
+        t.nq++;
+        if (key)
+            set_state(t.states + 16 * t.nblocks++, s->key, 0, s->ctr_nonce + 1);
+        for (uint32_t j = 0; j < text; j++)
+            set_state(t.states + 16 * t.nblocks++, s->key, s->ctr_nonce[0] + j,
+                      s->ctr_nonce + 1);
+    }
+    flush(&t);
+    b->phase = PHASE_TEXT;
+}
+
+void chapoly_batch_finish(chapoly_batch *b, uint8_t (*tags)[16])
+{
+    uint8_t lengths[16];
+
+    if (b->phase == PHASE_NEW)
+        key_blocks(b);
+    for (size_t i = 0; i < b->n; i++) {
+        chapoly_batch_msg *m = &b->m[i];
+
+        if (b->phase != PHASE_TEXT)
+            pad16(b->k, &m->poly, m->aad_len);
+        pad16(b->k, &m->poly, m->text_len);
+        store64_le(lengths, m->aad_len);
+        store64_le(lengths + 8, m->text_len);
+        chapoly_poly1305_update(b->k, &m->poly, lengths, 16);
+        chapoly_poly1305_final(b->k, &m->poly, tags[i]);
+        chapoly_wipe(&m->stream, sizeof(m->stream));
+    }
+    b->phase = PHASE_DONE;
+}

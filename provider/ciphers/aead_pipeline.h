@@ -1,0 +1,58 @@
+/*
+ * The OpenSSL 3.5 cipher pipeline API for ChaCha20-Poly1305 and
+ * XChaCha20-Poly1305 (aead_pipeline.c): numpipes independent messages
+ * under one key per EVP_CipherPipeline* call, on the batched AEAD core
+ * (core/aead_batch.h). The AEAD context (aead_chacha20_poly1305.c) holds a
+ * pointer to this state and forwards the pipeline calls and the
+ * "pipeline-tag" parameter here.
+ *
+ * The function ids and the parameter name are OpenSSL's ABI constants: they
+ * are defined here when the headers (OpenSSL 3.0) lack them, so one module
+ * binary offers the pipeline functions and a 3.0 core, which does not know
+ * the ids, ignores them.
+ */
+#ifndef CHAPOLY_AEAD_PIPELINE_H
+#define CHAPOLY_AEAD_PIPELINE_H
+
+#include <openssl/core.h>
+#include <openssl/core_dispatch.h>
+#include "kernels.h"
+
+#ifndef OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT
+#define OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT 15
+#define OSSL_FUNC_CIPHER_PIPELINE_DECRYPT_INIT 16
+#define OSSL_FUNC_CIPHER_PIPELINE_UPDATE 17
+#define OSSL_FUNC_CIPHER_PIPELINE_FINAL 18
+#endif
+#ifndef OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG
+#define OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG "pipeline-tag"
+#endif
+/* EVP_MAX_PIPES in OpenSSL 3.5's evp.h */
+#define CHAPOLY_MAX_PIPES 32
+
+typedef struct aead_pipeline aead_pipeline;
+
+/*
+ * *pp is allocated on first use. ivlen_alg is the algorithm's IV length (12
+ * or 24). On failure the pipeline is off (nothing it held survives).
+ */
+int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t ivlen_alg,
+                          int enc, const unsigned char *key, size_t keylen, size_t numpipes,
+                          const unsigned char **iv, size_t ivlen);
+int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **out,
+                            size_t *outl, const size_t *outsize, const unsigned char **in,
+                            const size_t *inl);
+int chapoly_pipeline_final(aead_pipeline *p, size_t numpipes, unsigned char **out,
+                           size_t *outl, const size_t *outsize);
+/* "pipeline-tag": get (encryption, after final) and set (decryption, before final). */
+int chapoly_pipeline_get_tags(aead_pipeline *p, OSSL_PARAM *param);
+int chapoly_pipeline_set_tags(aead_pipeline *p, const OSSL_PARAM *param);
+/* 1 while the context is in pipeline mode (init done, ordinary calls refused). */
+int chapoly_pipeline_active(const aead_pipeline *p);
+/* Leave pipeline mode (an ordinary init): everything it held is wiped. */
+void chapoly_pipeline_end(aead_pipeline *p);
+void chapoly_pipeline_free(aead_pipeline *p);
+/* A deep copy (EVP_CIPHER_CTX_copy), NULL for NULL or on allocation failure. */
+aead_pipeline *chapoly_pipeline_dup(const aead_pipeline *p);
+
+#endif

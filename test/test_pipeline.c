@@ -1,0 +1,573 @@
+/*
+ * The OpenSSL 3.5 cipher pipeline API (EVP_CipherPipeline*) on chapoly's
+ * ChaCha20-Poly1305 and XChaCha20-Poly1305 (provider/ciphers/aead_pipeline.c,
+ * core/aead_batch.c), at the kernel level CHAPOLY_KERNEL names:
+ *  - EVP_CIPHER_can_pipeline is 1 for both AEADs and both directions;
+ *  - differential: for every numpipes 1..32, a pipeline seal equals N
+ *    single-message seals through chapoly and (ChaCha20-Poly1305) the default
+ *    provider, and a pipeline open gives the texts back: mixed text lengths
+ *    0..2 KiB plus long ones (16 KiB, 70 KiB), mixed AAD lengths, in place and
+ *    not, in one update or split over several;
+ *  - a forged tag (or ciphertext byte) in any pipe fails final and leaves
+ *    every pipe's output wiped (zeros);
+ *  - misuse is refused with an error and no crash: numpipes 0 or above 32,
+ *    NULL array entries, wrong tag sizes, calls out of order, pipeline and
+ *    ordinary calls mixed on one context, a used context re-initialised for a
+ *    pipeline without EVP_CIPHER_CTX_reset (EVP then passes numpipes 0).
+ * Built only against OpenSSL 3.5 or later (test/CMakeLists.txt).
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <openssl/core_names.h>
+#include <openssl/evp.h>
+#include <openssl/params.h>
+#include "test_common.h"
+
+#define MAXP 32
+#define TAGLEN 16
+
+typedef struct {
+    const char *name;
+    size_t ivlen;
+    EVP_CIPHER *ours, *dflt; /* dflt NULL: the default provider lacks it */
+} aead;
+
+/* One batch of numpipes messages and the buffers the pipeline writes. */
+typedef struct {
+    size_t n;
+    uint8_t key[32];
+    uint8_t iv[MAXP][24];
+    uint8_t *aad[MAXP], *pt[MAXP], *ct[MAXP], *out[MAXP];
+    size_t aadl[MAXP], len[MAXP];
+    uint8_t tag[MAXP][TAGLEN];
+} batch;
+
+static void batch_free(batch *b)
+{
+    for (size_t i = 0; i < MAXP; i++) {
+        free(b->aad[i]);
+        free(b->pt[i]);
+        free(b->ct[i]);
+        free(b->out[i]);
+    }
+    memset(b, 0, sizeof(*b));
+}
+
+static size_t pick_text_len(void)
+{
+    size_t r = t_rand_below(40);
+
+    if (r == 0)
+        return 16384;
+    if (r == 1)
+        return 70000;
+    if (r < 6)
+        return t_rand_below(17); /* 0..16 */
+    return t_rand_below(2049);
+}
+
+static void batch_make(batch *b, size_t n, size_t ivlen, int longs)
+{
+    memset(b, 0, sizeof(*b));
+    b->n = n;
+    t_rand_bytes(b->key, sizeof(b->key));
+    for (size_t i = 0; i < n; i++) {
+        t_rand_bytes(b->iv[i], ivlen);
+        b->len[i] = pick_text_len();
+        if (!longs && b->len[i] > 2048)
+            b->len[i] = t_rand_below(2049);
+        b->aadl[i] = t_rand_below(8) == 0 ? 0 : t_rand_below(t_rand_below(4) == 0 ? 400 : 40);
+        b->aad[i] = t_xmalloc(b->aadl[i]);
+        b->pt[i] = t_xmalloc(b->len[i]);
+        b->ct[i] = t_xmalloc(b->len[i]);
+        b->out[i] = t_xmalloc(b->len[i]);
+        t_rand_bytes(b->aad[i], b->aadl[i]);
+        t_rand_bytes(b->pt[i], b->len[i]);
+    }
+}
+
+/* One message through the ordinary EVP calls. */
+static int single(EVP_CIPHER *c, int enc, const uint8_t *key, const uint8_t *iv,
+                  const uint8_t *aad, size_t aadl, const uint8_t *in, size_t len, uint8_t *out,
+                  uint8_t tag[TAGLEN])
+{
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    int ok, outl = 0;
+
+    ok = ctx != NULL && EVP_CipherInit_ex2(ctx, c, key, iv, enc, NULL);
+    if (ok && aadl > 0)
+        ok = EVP_CipherUpdate(ctx, NULL, &outl, aad, (int)aadl);
+    if (ok && len > 0)
+        ok = EVP_CipherUpdate(ctx, out, &outl, in, (int)len);
+    if (ok && !enc)
+        ok = t_set_tag(ctx, tag, TAGLEN);
+    if (ok)
+        ok = EVP_CipherFinal_ex(ctx, out + len, &outl);
+    if (ok && enc)
+        ok = t_get_tag(ctx, tag, TAGLEN);
+    EVP_CIPHER_CTX_free(ctx);
+    return ok;
+}
+
+static int get_tags(EVP_CIPHER_CTX *ctx, uint8_t **tags, size_t taglen)
+{
+    void *p = tags;
+    OSSL_PARAM params[2] = { OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, &p,
+                                                  taglen),
+                             OSSL_PARAM_END };
+
+    return EVP_CIPHER_CTX_get_params(ctx, params);
+}
+
+static int set_tags(EVP_CIPHER_CTX *ctx, uint8_t **tags, size_t taglen)
+{
+    void *p = tags;
+    OSSL_PARAM params[2] = { OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, &p,
+                                                  taglen),
+                             OSSL_PARAM_END };
+
+    return EVP_CIPHER_CTX_set_params(ctx, params);
+}
+
+/*
+ * The pipeline over b: enc seals pt into out (or in place: pt copied to out
+ * first) and reads the tags into tag; decryption opens ct into out with tag.
+ * split: AAD and text over several updates (decryption: contiguous).
+ */
+static int pipeline(EVP_CIPHER *c, size_t ivlen, batch *b, int enc, int inplace, int split)
+{
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    const unsigned char *ivs[MAXP], *in[MAXP];
+    unsigned char *out[MAXP], *tags[MAXP];
+    size_t inl[MAXP], outl[MAXP], outsize[MAXP], done[MAXP] = { 0 };
+    int ok;
+
+    for (size_t i = 0; i < b->n; i++) {
+        ivs[i] = b->iv[i];
+        tags[i] = b->tag[i];
+        if (inplace)
+            memcpy(b->out[i], enc ? b->pt[i] : b->ct[i], b->len[i]);
+    }
+    ok = ctx != NULL && (enc ? EVP_CipherPipelineEncryptInit(ctx, c, b->key, 32, b->n, ivs, ivlen)
+                             : EVP_CipherPipelineDecryptInit(ctx, c, b->key, 32, b->n, ivs, ivlen));
+    /* AAD: one update, or first a prefix then the rest */
+    for (int round = 0; ok && round < (split ? 2 : 1); round++) {
+        for (size_t i = 0; i < b->n; i++) {
+            size_t cut = split ? b->aadl[i] / 3 : b->aadl[i];
+
+            in[i] = b->aad[i] + (round ? cut : 0);
+            inl[i] = round ? b->aadl[i] - cut : cut;
+        }
+        ok = EVP_CipherPipelineUpdate(ctx, NULL, outl, NULL, in, inl);
+        for (size_t i = 0; ok && i < b->n; i++)
+            T_OK(outl[i] == inl[i], "AAD outl %zu for %zu", outl[i], inl[i]);
+    }
+    if (ok && !enc)
+        ok = set_tags(ctx, tags, TAGLEN);
+    /* text: one update, or three of uneven sizes */
+    for (int round = 0; ok && round < (split ? 3 : 1); round++) {
+        for (size_t i = 0; i < b->n; i++) {
+            size_t take = b->len[i] - done[i];
+
+            if (split && round == 0)
+                take = take / 5 + (take > 70 ? 3 : 0);
+            else if (split && round == 1)
+                take = take / 2;
+            in[i] = (inplace ? b->out[i] : enc ? b->pt[i] : b->ct[i]) + done[i];
+            out[i] = b->out[i] + done[i];
+            inl[i] = take;
+            outsize[i] = take;
+        }
+        ok = EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl);
+        for (size_t i = 0; ok && i < b->n; i++) {
+            T_OK(outl[i] == inl[i], "text outl %zu for %zu", outl[i], inl[i]);
+            done[i] += inl[i];
+        }
+    }
+    if (ok) {
+        for (size_t i = 0; i < b->n; i++) {
+            out[i] = b->out[i] + b->len[i];
+            outsize[i] = 0;
+        }
+        ok = EVP_CipherPipelineFinal(ctx, out, outl, outsize);
+        for (size_t i = 0; ok && i < b->n; i++)
+            T_OK(outl[i] == 0, "final outl %zu", outl[i]);
+    }
+    if (ok && enc)
+        ok = get_tags(ctx, tags, TAGLEN);
+    EVP_CIPHER_CTX_free(ctx);
+    return ok;
+}
+
+static void test_can_pipeline(const aead *a)
+{
+    T_OK(EVP_CIPHER_can_pipeline(a->ours, 1) == 1, "%s: can_pipeline(enc) is not 1", a->name);
+    T_OK(EVP_CIPHER_can_pipeline(a->ours, 0) == 1, "%s: can_pipeline(dec) is not 1", a->name);
+}
+
+static void test_differential(const aead *a)
+{
+    uint8_t ref[TAGLEN];
+
+    for (size_t n = 1; n <= MAXP; n++) {
+        for (int inplace = 0; inplace < 2; inplace++) {
+            batch b;
+            int split = (n + inplace) % 3 == 0;
+
+            batch_make(&b, n, a->ivlen, inplace == (int)(n & 1));
+            if (!T_OK(pipeline(a->ours, a->ivlen, &b, 1, inplace, split),
+                      "%s n=%zu: pipeline seal failed", a->name, n)) {
+                ERR_print_errors_fp(stderr);
+                batch_free(&b);
+                continue;
+            }
+            for (size_t i = 0; i < n; i++) {
+                uint8_t *exp = t_xmalloc(b.len[i] + 16);
+
+                memcpy(b.ct[i], b.out[i], b.len[i]);
+                T_OK(single(a->ours, 1, b.key, b.iv[i], b.aad[i], b.aadl[i], b.pt[i], b.len[i],
+                            exp, ref), "single seal");
+                T_EQ_MEM(exp, b.ct[i], b.len[i], "%s n=%zu pipe %zu (len %zu, aad %zu%s%s): "
+                         "ciphertext differs from chapoly's single seal", a->name, n, i,
+                         b.len[i], b.aadl[i], inplace ? ", in place" : "", split ? ", split" : "");
+                T_EQ_MEM(ref, b.tag[i], TAGLEN, "%s n=%zu pipe %zu (len %zu, aad %zu): tag "
+                         "differs from chapoly's single seal", a->name, n, i, b.len[i], b.aadl[i]);
+                if (a->dflt != NULL) {
+                    T_OK(single(a->dflt, 1, b.key, b.iv[i], b.aad[i], b.aadl[i], b.pt[i],
+                                b.len[i], exp, ref), "default seal");
+                    T_EQ_MEM(exp, b.ct[i], b.len[i], "%s n=%zu pipe %zu: ciphertext differs "
+                             "from the default provider", a->name, n, i);
+                    T_EQ_MEM(ref, b.tag[i], TAGLEN, "%s n=%zu pipe %zu: tag differs from the "
+                             "default provider", a->name, n, i);
+                }
+                free(exp);
+                memset(b.out[i], 0xa5, b.len[i]);
+            }
+            /* open: the texts come back (the other buffer mode, other split) */
+            T_OK(pipeline(a->ours, a->ivlen, &b, 0, !inplace, !split),
+                 "%s n=%zu: pipeline open failed", a->name, n);
+            for (size_t i = 0; i < n; i++)
+                T_EQ_MEM(b.out[i], b.pt[i], b.len[i], "%s n=%zu pipe %zu: open gave other "
+                         "text", a->name, n, i);
+            batch_free(&b);
+        }
+    }
+}
+
+static int all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* A forged tag (or ciphertext byte) in each pipe position: final fails, nothing survives. */
+static void test_forgery(const aead *a)
+{
+    static const size_t ns[] = { 1, 3, 16, 32 };
+
+    for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+        size_t n = ns[k];
+
+        for (size_t pos = 0; pos < n; pos++) {
+            for (int what = 0; what < 2; what++) {
+                batch b;
+
+                batch_make(&b, n, a->ivlen, 0);
+                b.len[pos] = b.len[pos] < 1 ? 1 : b.len[pos]; /* a byte to forge */
+                free(b.pt[pos]);
+                free(b.ct[pos]);
+                free(b.out[pos]);
+                b.pt[pos] = t_xmalloc(b.len[pos]);
+                b.ct[pos] = t_xmalloc(b.len[pos]);
+                b.out[pos] = t_xmalloc(b.len[pos]);
+                t_rand_bytes(b.pt[pos], b.len[pos]);
+                T_OK(pipeline(a->ours, a->ivlen, &b, 1, 0, 0), "seal");
+                for (size_t i = 0; i < n; i++)
+                    memcpy(b.ct[i], b.out[i], b.len[i]);
+                if (what == 0)
+                    b.tag[pos][t_rand_below(TAGLEN)] ^= (uint8_t)(1u << t_rand_below(8));
+                else
+                    b.ct[pos][t_rand_below(b.len[pos])] ^= 0x01;
+                ERR_clear_error();
+                T_OK(!pipeline(a->ours, a->ivlen, &b, 0, (int)(pos & 1), 0),
+                     "%s n=%zu: forged %s in pipe %zu accepted", a->name, n,
+                     what ? "ciphertext" : "tag", pos);
+                T_OK(t_error_queued(), "%s: forgery without an error", a->name);
+                for (size_t i = 0; i < n; i++)
+                    T_OK(all_zero(b.out[i], b.len[i]), "%s n=%zu forged pipe %zu: pipe %zu "
+                         "keeps plaintext", a->name, n, pos, i);
+                batch_free(&b);
+            }
+        }
+    }
+}
+
+/* A context in pipeline mode after init (and AAD of 3 bytes per pipe if aad). */
+static EVP_CIPHER_CTX *pipe_ctx(const aead *a, int enc, size_t n, const uint8_t *key,
+                                uint8_t iv[][24])
+{
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    const unsigned char *ivs[MAXP];
+
+    for (size_t i = 0; i < n; i++)
+        ivs[i] = iv[i];
+    if (ctx == NULL ||
+        !(enc ? EVP_CipherPipelineEncryptInit(ctx, a->ours, key, 32, n, ivs, a->ivlen)
+              : EVP_CipherPipelineDecryptInit(ctx, a->ours, key, 32, n, ivs, a->ivlen))) {
+        T_OK(0, "%s: pipeline init failed", a->name);
+        EVP_CIPHER_CTX_free(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+/* The last queued error's text names word (and the queue is cleared). */
+static int error_mentions(const char *word)
+{
+    const char *data = NULL;
+    int flags = 0, ok;
+
+    ERR_peek_last_error_data(&data, &flags);
+    ok = data != NULL && (flags & ERR_TXT_STRING) && strstr(data, word) != NULL;
+    ERR_clear_error();
+    return ok;
+}
+
+static void test_misuse(const aead *a)
+{
+    uint8_t key[32], iv[MAXP][24], buf[MAXP][64], tagbuf[MAXP][TAGLEN];
+    const unsigned char *ivs[MAXP], *in[MAXP];
+    unsigned char *out[MAXP], *tags[MAXP];
+    size_t inl[MAXP], outl[MAXP], outsize[MAXP];
+    EVP_CIPHER_CTX *ctx;
+    const size_t n = 4;
+    int il;
+
+    t_rand_bytes(key, sizeof(key));
+    t_rand_bytes(iv, sizeof(iv));
+    for (size_t i = 0; i < MAXP; i++) {
+        ivs[i] = iv[i];
+        in[i] = buf[i];
+        out[i] = buf[i];
+        inl[i] = 10;
+        outsize[i] = 64;
+        tags[i] = tagbuf[i];
+    }
+
+    /* init: numpipes 0 and 33, NULL IV entry, wrong IV and key lengths */
+    ctx = EVP_CIPHER_CTX_new();
+    T_REJECT(EVP_CipherPipelineEncryptInit(ctx, a->ours, key, 32, 0, ivs, a->ivlen),
+             "%s: numpipes 0", a->name);
+    EVP_CIPHER_CTX_reset(ctx);
+    T_REJECT(EVP_CipherPipelineEncryptInit(ctx, a->ours, key, 32, 33, ivs, a->ivlen),
+             "%s: numpipes 33", a->name);
+    EVP_CIPHER_CTX_reset(ctx);
+    ivs[2] = NULL;
+    T_REJECT(EVP_CipherPipelineEncryptInit(ctx, a->ours, key, 32, n, ivs, a->ivlen),
+             "%s: NULL IV entry", a->name);
+    ivs[2] = iv[2];
+    EVP_CIPHER_CTX_reset(ctx);
+    T_REJECT(EVP_CipherPipelineEncryptInit(ctx, a->ours, key, 32, n, ivs, a->ivlen - 1),
+             "%s: short IV length", a->name);
+    EVP_CIPHER_CTX_reset(ctx);
+    T_REJECT(EVP_CipherPipelineDecryptInit(ctx, a->ours, key, 16, n, ivs, a->ivlen),
+             "%s: 16-byte key", a->name);
+    EVP_CIPHER_CTX_reset(ctx);
+    T_REJECT(EVP_CipherPipelineDecryptInit(ctx, a->ours, NULL, 32, n, ivs, a->ivlen),
+             "%s: no key", a->name);
+    /* a failed init leaves no pipeline behind */
+    T_REJECT(EVP_CipherPipelineUpdate(ctx, NULL, outl, NULL, in, inl),
+             "%s: update after a failed init", a->name);
+    EVP_CIPHER_CTX_free(ctx);
+
+    /* update: NULL entries, small output, overlap, order */
+    if ((ctx = pipe_ctx(a, 1, n, key, iv)) != NULL) {
+        in[1] = NULL;
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, NULL, outl, NULL, in, inl), "%s: NULL AAD entry",
+                 a->name);
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: NULL input entry", a->name);
+        in[1] = buf[1];
+        out[3] = NULL;
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: NULL output entry", a->name);
+        out[3] = buf[3];
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, NULL, in, inl),
+                 "%s: NULL outsize array", a->name);
+        outsize[2] = 9;
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: output too small", a->name);
+        outsize[2] = 64;
+        out[0] = buf[0] + 1;
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: partially overlapping", a->name);
+        out[0] = buf[0];
+        T_REJECT(get_tags(ctx, tags, TAGLEN), "%s: tags before final", a->name);
+        T_REJECT(set_tags(ctx, tags, TAGLEN), "%s: tags set when encrypting", a->name);
+        /* ordinary calls on a pipeline context: refused, saying why */
+        ERR_clear_error();
+        T_OK(EVP_EncryptUpdate(ctx, buf[0], &il, buf[1], 10) <= 0 && error_mentions("pipeline"),
+             "%s: ordinary update in pipeline mode not refused as such", a->name);
+        T_REJECT(EVP_EncryptUpdate(ctx, buf[0], &il, buf[1], 10), "%s: ordinary update in "
+                 "pipeline mode", a->name);
+        T_REJECT(EVP_EncryptFinal_ex(ctx, buf[0], &il), "%s: ordinary final in pipeline mode",
+                 a->name);
+        /* the refused calls changed nothing: a text update and final still work */
+        T_OK(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl), "%s: text update",
+             a->name);
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, NULL, outl, NULL, in, inl), "%s: AAD after text",
+                 a->name);
+        T_OK(EVP_CipherPipelineFinal(ctx, out, outl, outsize), "%s: final", a->name);
+        T_REJECT(EVP_CipherPipelineFinal(ctx, out, outl, outsize), "%s: final twice", a->name);
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: update after final", a->name);
+        tags[2] = NULL;
+        T_REJECT(get_tags(ctx, tags, TAGLEN), "%s: NULL tag buffer (get)", a->name);
+        tags[2] = tagbuf[2];
+        T_REJECT(get_tags(ctx, tags, 17), "%s: 17-byte tags", a->name);
+        T_REJECT(get_tags(ctx, tags, 0), "%s: 0-byte tags", a->name);
+        T_OK(get_tags(ctx, tags, TAGLEN), "%s: get tags", a->name);
+        /* an ordinary init leaves pipeline mode; pipeline calls are then refused */
+        T_OK(EVP_EncryptInit_ex2(ctx, NULL, key, iv[0], NULL), "%s: ordinary init", a->name);
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: pipeline update after an ordinary init", a->name);
+        T_OK(EVP_EncryptUpdate(ctx, buf[0], &il, buf[1], 10) && il == 10,
+             "%s: ordinary update after leaving pipeline mode", a->name);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+
+    /* decryption: tag sizes, tags never set, non-contiguous output */
+    if ((ctx = pipe_ctx(a, 0, n, key, iv)) != NULL) {
+        T_REJECT(set_tags(ctx, tags, 17), "%s: 17-byte tags (set)", a->name);
+        T_REJECT(set_tags(ctx, tags, 0), "%s: 0-byte tags (set)", a->name);
+        tags[1] = NULL;
+        T_REJECT(set_tags(ctx, tags, TAGLEN), "%s: NULL tag buffer (set)", a->name);
+        tags[1] = tagbuf[1];
+        T_OK(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl), "%s: dec update",
+             a->name);
+        out[2] = buf[2] + 20; /* not where pipe 2's text ended (buf[2] + 10) */
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: non-contiguous decryption output", a->name);
+        out[2] = buf[2];
+        T_REJECT(EVP_CipherPipelineFinal(ctx, out, outl, outsize), "%s: final without tags",
+                 a->name);
+        for (size_t i = 0; i < n; i++)
+            T_OK(all_zero(buf[i], 10), "%s: pipe %zu keeps unauthenticated text", a->name, i);
+        T_REJECT(EVP_CipherPipelineFinal(ctx, out, outl, outsize), "%s: final after a failed "
+                 "final", a->name);
+        T_REJECT(get_tags(ctx, tags, TAGLEN), "%s: tags read when decrypting", a->name);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+
+    /*
+     * A used context initialised again for a pipeline without a reset:
+     * OpenSSL 3.5 passes numpipes 0 to update and final. Refused cleanly;
+     * after EVP_CIPHER_CTX_reset the same context works.
+     */
+    if ((ctx = pipe_ctx(a, 1, n, key, iv)) != NULL) {
+        T_OK(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl), "%s: update", a->name);
+        T_OK(EVP_CipherPipelineFinal(ctx, out, outl, outsize), "%s: final", a->name);
+        T_OK(EVP_CipherPipelineEncryptInit(ctx, a->ours, key, 32, n, ivs, a->ivlen),
+             "%s: re-init", a->name);
+        T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+                 "%s: update after a re-init without reset (numpipes 0)", a->name);
+        T_REJECT(EVP_CipherPipelineFinal(ctx, out, outl, outsize),
+                 "%s: final after a re-init without reset (numpipes 0)", a->name);
+        EVP_CIPHER_CTX_reset(ctx);
+        T_OK(EVP_CipherPipelineEncryptInit(ctx, a->ours, key, 32, n, ivs, a->ivlen),
+             "%s: init after reset", a->name);
+        T_OK(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+             "%s: update after reset", a->name);
+        T_OK(EVP_CipherPipelineFinal(ctx, out, outl, outsize), "%s: final after reset",
+             a->name);
+        EVP_CIPHER_CTX_free(ctx);
+    }
+
+    /* an ordinary context: pipeline calls refused */
+    ctx = EVP_CIPHER_CTX_new();
+    T_OK(EVP_EncryptInit_ex2(ctx, a->ours, key, iv[0], NULL), "%s: ordinary init", a->name);
+    T_REJECT(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl),
+             "%s: pipeline update on an ordinary context", a->name);
+    T_REJECT(EVP_CipherPipelineFinal(ctx, out, outl, outsize),
+             "%s: pipeline final on an ordinary context", a->name);
+    EVP_CIPHER_CTX_free(ctx);
+}
+
+/* EVP_CIPHER_CTX_copy in the middle of a pipeline: two independent batches. */
+static void test_copy(const aead *a)
+{
+    batch b;
+    EVP_CIPHER_CTX *ctx, *dup;
+    const unsigned char *ivs[MAXP], *in[MAXP];
+    unsigned char *out[MAXP], *out2[MAXP], *tags[MAXP], *tags2[MAXP];
+    uint8_t t2[MAXP][TAGLEN], ref[TAGLEN];
+    size_t inl[MAXP], outl[MAXP], outsize[MAXP];
+
+    batch_make(&b, 5, a->ivlen, 0);
+    for (size_t i = 0; i < b.n; i++) {
+        ivs[i] = b.iv[i];
+        in[i] = b.aad[i];
+        inl[i] = b.aadl[i];
+        tags[i] = b.tag[i];
+        tags2[i] = t2[i];
+    }
+    ctx = EVP_CIPHER_CTX_new();
+    dup = EVP_CIPHER_CTX_new();
+    T_OK(EVP_CipherPipelineEncryptInit(ctx, a->ours, b.key, 32, b.n, ivs, a->ivlen) &&
+         EVP_CipherPipelineUpdate(ctx, NULL, outl, NULL, in, inl) &&
+         EVP_CIPHER_CTX_copy(dup, ctx), "%s: copy of a pipeline", a->name);
+    for (size_t i = 0; i < b.n; i++) {
+        in[i] = b.pt[i];
+        inl[i] = outsize[i] = b.len[i];
+        out[i] = b.out[i];
+        out2[i] = b.ct[i];
+    }
+    T_OK(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl) &&
+         EVP_CipherPipelineUpdate(dup, out2, outl, outsize, in, inl) &&
+         EVP_CipherPipelineFinal(ctx, out, outl, outsize) &&
+         EVP_CipherPipelineFinal(dup, out2, outl, outsize) && get_tags(ctx, tags, TAGLEN) &&
+         get_tags(dup, tags2, TAGLEN), "%s: both copies finish", a->name);
+    for (size_t i = 0; i < b.n; i++) {
+        uint8_t *exp = t_xmalloc(b.len[i] + 16);
+
+        single(a->ours, 1, b.key, b.iv[i], b.aad[i], b.aadl[i], b.pt[i], b.len[i], exp, ref);
+        T_EQ_MEM(exp, b.out[i], b.len[i], "%s: original pipe %zu", a->name, i);
+        T_EQ_MEM(exp, b.ct[i], b.len[i], "%s: copy pipe %zu", a->name, i);
+        T_EQ_MEM(ref, b.tag[i], TAGLEN, "%s: original tag %zu", a->name, i);
+        T_EQ_MEM(ref, t2[i], TAGLEN, "%s: copy tag %zu", a->name, i);
+        free(exp);
+    }
+    EVP_CIPHER_CTX_free(ctx);
+    EVP_CIPHER_CTX_free(dup);
+    batch_free(&b);
+}
+
+int main(void)
+{
+    aead aeads[2] = { { "ChaCha20-Poly1305", 12, NULL, NULL },
+                      { "XChaCha20-Poly1305", 24, NULL, NULL } };
+
+    t_setup();
+    aeads[0].ours = t_cipher("ChaCha20-Poly1305", 1);
+    aeads[0].dflt = t_cipher("ChaCha20-Poly1305", 0);
+    aeads[1].ours = t_cipher("XChaCha20-Poly1305", 1);
+    for (int i = 0; i < 2; i++) {
+        const aead *a = &aeads[i];
+
+        if (!T_OK(a->ours != NULL, "%s not fetched", a->name))
+            continue;
+        test_can_pipeline(a);
+        test_differential(a);
+        test_forgery(a);
+        test_misuse(a);
+        test_copy(a);
+    }
+    for (int i = 0; i < 2; i++) {
+        EVP_CIPHER_free(aeads[i].ours);
+        EVP_CIPHER_free(aeads[i].dflt);
+    }
+    t_teardown();
+    return t_finish("test_pipeline");
+}
