@@ -12,6 +12,14 @@
  * forged tags, a copy of a state in mid-message. One-shot: the same
  * lengths, in place, and a forged tag leaves the output untouched.
  *
+ * Streaming batches (keystream made ahead, ciphertext collected for the
+ * MAC): updates of fixed sizes that end mid-block, mid-MAC-block and on
+ * batch ends (512 and 1024 bytes), with the caller overwriting its buffers
+ * between updates (sealing: the output it got; opening in place: the
+ * plaintext it got), one state reused for messages under new nonces and
+ * keys after a finish, a verify or an abandoned message, and the keystream
+ * buffer all zero after each of those.
+ *
  * Environment: CHAPOLY_VECTOR_DIR (default compiled in), CHAPOLY_TEST_SEED.
  */
 #include <stdarg.h>
@@ -322,6 +330,96 @@ static void oneshot_diff(const chapoly_kernels *k)
     }
 }
 
+/* ---- streaming batches ---- */
+
+/* ks[] all zero: no keystream left in the state. */
+static int ks_clean(const chapoly_aead *a)
+{
+    for (size_t i = 0; i < sizeof(a->ks); i++)
+        if (a->ks[i] != 0)
+            return 0;
+    return a->ks_made == 0;
+}
+
+/*
+ * One message on state a (already used, or fresh) in updates of u bytes.
+ * After each update the caller's buffers are overwritten: sealing, the
+ * ciphertext just returned (the core must have its own copy for the MAC);
+ * opening in place, the plaintext just returned (the ciphertext was there).
+ * The output is gathered in res. Returns the verdict (open) or 1.
+ */
+static int batch_run(chapoly_aead *a, const chapoly_kernels *k, const uint8_t *key,
+                     const uint8_t *nonce, const uint8_t *aad, size_t aadlen,
+                     const uint8_t *in, size_t len, size_t u, int enc, uint8_t *res,
+                     uint8_t tag[16])
+{
+    uint8_t piece[4096 + 64];
+    int ok = 1;
+
+    chapoly_aead_start(a, k, key, nonce);
+    chapoly_aead_aad(a, aad, aadlen);
+    for (size_t off = 0; off < len; off += u) {
+        size_t n = len - off < u ? len - off : u;
+
+        memcpy(piece, in + off, n); /* in place, in the caller's reused buffer */
+        chapoly_aead_text(a, piece, piece, n, enc);
+        memcpy(res + off, piece, n);
+        memset(piece, 0x5c, sizeof(piece));
+    }
+    if (enc)
+        chapoly_aead_finish(a, tag);
+    else
+        ok = chapoly_aead_verify(a, tag, 16);
+    CHECK(ks_clean(a), "%s: keystream left in the state after %s (text %zu, updates of %zu)",
+          k->name, enc ? "finish" : "verify", len, u);
+    return ok;
+}
+
+static void stream_batches(const chapoly_kernels *k)
+{
+    static const size_t us[] = { 1, 7, 15, 16, 31, 64, 136, 255, 256, 500, 511, 512, 513,
+                                 1000, 1023, 1024, 1025, 1536, 2048, 4096 };
+    static const size_t lens[] = { 1, 100, 1024, 2048, 3000, 5000, 8192 + 17 };
+    chapoly_aead *a = state_alloc();
+    uint8_t key[2][32], nonce[12], tag_ref[16], tag[16], aad[13];
+
+    rnd_bytes(key[0], 32);
+    rnd_bytes(key[1], 32);
+    rnd_bytes(aad, sizeof(aad));
+    for (size_t ui = 0; ui < sizeof(us) / sizeof(us[0]); ui++) {
+        for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+            size_t u = us[ui], len = lens[li];
+            const uint8_t *kk = key[(ui + li) & 1]; /* same key, then another */
+
+            rnd_bytes(nonce, 12);
+            rnd_bytes(pt, len);
+            ref_seal(kk, nonce, aad, sizeof(aad), pt, len, ct_ref, tag_ref);
+            batch_run(a, k, kk, nonce, aad, sizeof(aad), pt, len, u, 1, buf, tag);
+            CHECK(memcmp(buf, ct_ref, len) == 0 && memcmp(tag, tag_ref, 16) == 0,
+                  "%s batched seal: text %zu in updates of %zu", k->name, len, u);
+            CHECK(batch_run(a, k, kk, nonce, aad, sizeof(aad), ct_ref, len, u, 0, buf,
+                            tag_ref) &&
+                      memcmp(buf, pt, len) == 0,
+                  "%s batched open: text %zu in updates of %zu", k->name, len, u);
+            tag[0] = (uint8_t)(tag_ref[0] ^ 1);
+            CHECK(!batch_run(a, k, kk, nonce, aad, sizeof(aad), ct_ref, len, u, 0, buf, tag),
+                  "%s batched open accepted a forged tag: text %zu in updates of %zu",
+                  k->name, len, u);
+            /* abandoned mid-message: the restart must not reuse anything of it */
+            chapoly_aead_start(a, k, kk, nonce);
+            chapoly_aead_text(a, buf, pt, len < u ? len : u, 1);
+            if (rnd() & 1) {
+                chapoly_aead_end(a);
+                CHECK(ks_clean(a), "%s: keystream left after end (updates of %zu)", k->name,
+                      u);
+            }
+        }
+    }
+    chapoly_aead_clear(a);
+    CHECK(ks_clean(a), "%s: keystream left after clear", k->name);
+    free(a);
+}
+
 /* ---- vector files ---- */
 
 struct vctx {
@@ -409,6 +507,7 @@ int main(void)
         cur_level = names[i];
         vectors(k, dir);
         stream_diff(k);
+        stream_batches(k);
         oneshot_diff(k);
         levels++;
         printf("level %s: %lu passed, %lu failed\n", names[i], n_pass - p0, n_fail - f0);
