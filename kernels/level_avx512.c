@@ -27,6 +27,7 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
     .aead_xor_hash = NULL,
+    .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
 };
 
 const chapoly_kernels chapoly_kernels_avx512 = {
@@ -39,6 +40,7 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .poly1305_blocks = poly1305_blocks_avx512ifma,
     .poly1305_final = poly1305_final_avx512ifma,
     .aead_xor_hash = aead_xor_hash_avx512,
+    .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
 };
 
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
@@ -51,4 +53,5 @@ const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
     .aead_xor_hash = NULL,
+    .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
 };

@@ -93,6 +93,10 @@ void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_
 void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                     const uint8_t *in, size_t len, const uint32_t key[8],
                     const uint32_t ctr_nonce[4]);
+void k_multi_blocks(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
+/* One raw block of the portable level (the oracle of chacha20_multi_blocks). */
+void chacha20_xor_portable_ref(uint8_t block[64], const uint32_t key[8],
+                               const uint32_t ctr_nonce[4]);
 
 /* ------------------------------------------------------------------ */
 /* the vector files (test_kernels_vectors.c)                           */
@@ -122,5 +126,6 @@ void aead_reject(const chapoly_kernels *k, const char *what, const uint8_t key[3
 void aead_diff(const chapoly_kernels *k);
 void xor_hash_diff(const chapoly_kernels *k);
 void keyblock_xor_diff(const chapoly_kernels *k);
+void multi_blocks_diff(const chapoly_kernels *k); /* test_kernels_batch.c */
 
 #endif

@@ -500,9 +500,11 @@ static uint8_t cin[2048], cout[2048], ckb[64], chkey[32], chnonce[16], csub[32];
 
 struct cop {
     const chapoly_kernels *k;
-    int which; /* 0 chacha20_xor, 1 chacha20_keyblock_xor, 2 hchacha20 */
+    int which; /* 0 chacha20_xor, 1 chacha20_keyblock_xor, 2 hchacha20, 3 chacha20_multi_blocks */
     size_t len;
 };
+
+static uint32_t cstates[32 * 16];
 
 static void chacha_op(void *arg)
 {
@@ -512,6 +514,8 @@ static void chacha_op(void *arg)
         o->k->chacha20_xor(cout, cin, o->len, ckey, ccn);
     else if (o->which == 1)
         o->k->chacha20_keyblock_xor(ckb, cout, cin, o->len, ckey, ccn);
+    else if (o->which == 3)
+        o->k->chacha20_multi_blocks(cout, cstates, o->len); /* len: blocks */
     else
         o->k->hchacha20(csub, chkey, chnonce);
 }
@@ -646,6 +650,22 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
             ok &= cout[j] == (cin[j] ^ cks[64 + j]);
         T_OK(ok, "%s: output differs from the reference", what);
     }
+    /* n blocks of (ckey, ccn) from their input states: every shape of the batch kernels */
+    static const size_t mbns[] = { 1, 2, 3, 4, 5, 8, 16, 20, 32 };
+    for (size_t i = 0; k->chacha20_multi_blocks != NULL && i < sizeof(mbns) / sizeof(mbns[0]); i++) {
+        size_t nb = mbns[i];
+        struct cop o = { k, 3, nb };
+
+        chacha_fresh();
+        chacha_key_words();
+        ref_blocks(ccn[0], nb);
+        for (size_t b = 0; b < nb; b++)
+            ref_init(cstates + 16 * b, ckey, ccn[0] + (uint32_t)b, ccn + 1);
+        snprintf(what, sizeof(what), "kernel chacha20_multi_blocks, %zu blocks", nb);
+        check_op(chacha_op, &o, what);
+        T_OK(memcmp(cout, cks, 64 * nb) == 0, "%s: output differs from the reference", what);
+    }
+    memset(cstates, 0, sizeof(cstates));
     for (int rep = 0; rep < 4; rep++) {
         struct cop o = { k, 2, 0 };
         uint32_t x[16], kw[8], n[4], sub[8];
