@@ -22,9 +22,11 @@ typedef struct chapoly_provctx {
     const OSSL_CORE_HANDLE *handle;
     const chapoly_kernels *k; /* chosen once at init */
     int stats;                /* counters are touched only when set */
+    int serve_all;            /* ChaCha20, ChaCha20-Poly1305, POLY1305 offered too (prov_main.c) */
     uint64_t aead_messages;   /* atomic adds only */
     uint64_t tls_records;
-    char buildinfo[256];      /* version, OpenSSL headers, kernel level and its features */
+    char buildinfo[384];      /* version, OpenSSL headers, kernel level and its features,
+                                 what is served */
 } chapoly_provctx;
 
 static inline void chapoly_count(chapoly_provctx *pc, uint64_t *counter)

@@ -28,13 +28,22 @@
 #define CHAPOLY_VERSION "0"
 #endif
 
+#define XCHACHA20_POLY1305_ALGORITHM                                           \
+    { "XChaCha20-Poly1305", CHAPOLY_PROPS, chapoly_xchacha20_poly1305_functions, \
+      "XChaCha20-Poly1305 AEAD (draft-irtf-cfrg-xchacha-03)" }
+
 static const OSSL_ALGORITHM chapoly_ciphers[] = {
     { "ChaCha20-Poly1305", CHAPOLY_PROPS, chapoly_chacha20_poly1305_functions,
       "ChaCha20-Poly1305 AEAD (RFC 8439)" },
-    { "XChaCha20-Poly1305", CHAPOLY_PROPS, chapoly_xchacha20_poly1305_functions,
-      "XChaCha20-Poly1305 AEAD (draft-irtf-cfrg-xchacha-03)" },
+    XCHACHA20_POLY1305_ALGORITHM,
     { "ChaCha20", CHAPOLY_PROPS, chapoly_chacha20_functions,
       "ChaCha20 stream cipher, OpenSSL 16-byte IV layout" },
+    { NULL, NULL, NULL, NULL }
+};
+
+/* Without serve_all (see serve_all_setting): what no other provider has. */
+static const OSSL_ALGORITHM chapoly_ciphers_xchacha_only[] = {
+    XCHACHA20_POLY1305_ALGORITHM,
     { NULL, NULL, NULL, NULL }
 };
 
@@ -47,13 +56,15 @@ static const OSSL_ALGORITHM chapoly_macs[] = {
 static const OSSL_ALGORITHM *chapoly_query(void *provctx, int operation_id,
                                            int *no_cache)
 {
-    (void)provctx;
+    const chapoly_provctx *pc = provctx;
+    int all = pc != NULL && pc->serve_all; /* fixed at init: cacheable */
+
     *no_cache = 0;
     switch (operation_id) {
     case OSSL_OP_CIPHER:
-        return chapoly_ciphers;
+        return all ? chapoly_ciphers : chapoly_ciphers_xchacha_only;
     case OSSL_OP_MAC:
-        return chapoly_macs;
+        return all ? chapoly_macs : NULL;
     }
     return NULL;
 }
@@ -178,15 +189,18 @@ static const OSSL_DISPATCH chapoly_dispatch[] = {
 /* ---- configuration: defaults on any mistake, one stderr line per kind ---- */
 
 /* Keys a chapoly config section may hold: libcrypto's four, then ours. */
-enum { KEY_ACTIVATE, KEY_MODULE, KEY_IDENTITY, KEY_SOFT_LOAD, KEY_STATS, KEY_KERNEL, KEY_COUNT };
-static const char *const config_keys[KEY_COUNT] = {
-    "activate", "module", "identity", "soft_load", "stats", "kernel"
+enum {
+    KEY_ACTIVATE, KEY_MODULE, KEY_IDENTITY, KEY_SOFT_LOAD, KEY_STATS, KEY_KERNEL, KEY_SERVE,
+    KEY_COUNT
 };
-#define CONFIG_KEYS_TEXT "activate, module, identity, soft_load, stats, kernel"
+static const char *const config_keys[KEY_COUNT] = {
+    "activate", "module", "identity", "soft_load", "stats", "kernel", "serve"
+};
+#define CONFIG_KEYS_TEXT "activate, module, identity, soft_load, stats, kernel, serve"
 
 /* Once-per-process flags, one per kind of mistake. */
 static int warned_stats_key, warned_stats_env;
-static int warned_kernel_unknown, warned_kernel_missing;
+static int warned_kernel_unknown, warned_kernel_missing, warned_serve;
 static int config_checked; /* the unknown-key pass: at most one per process */
 
 static int first_time(int *flag)
@@ -330,14 +344,52 @@ static int stats_setting(const char *cfg)
     return c == 1 || e == 1;
 }
 
-static void report_kernel(const char *cfg_kernel, const char *warning, const chapoly_kernels *k)
+/*
+ * The level asked for, as chapoly_kernels_select reads it: the config key,
+ * else CHAPOLY_KERNEL (not in setuid processes); "" if neither. *where names
+ * the source for messages.
+ */
+static const char *kernel_request(const char *cfg_kernel, const char **where)
 {
     int from_cfg = cfg_kernel != NULL && *cfg_kernel != '\0';
     const char *asked = from_cfg ? cfg_kernel : secure_getenv("CHAPOLY_KERNEL");
-    const char *where = from_cfg ? "config key \"kernel\"" : "CHAPOLY_KERNEL";
 
-    if (asked == NULL)
-        asked = "";
+    if (where != NULL)
+        *where = from_cfg ? "config key \"kernel\"" : "CHAPOLY_KERNEL";
+    return asked != NULL ? asked : "";
+}
+
+/*
+ * Never slower than the default provider: where only the portable level runs
+ * (no SIMD kernel for this CPU, or a CHAPOLY_SIMD=OFF build), OpenSSL's own
+ * assembly beats it for ChaCha20, ChaCha20-Poly1305 and POLY1305, so chapoly
+ * offers only XChaCha20-Poly1305, which no other provider has, and a
+ * `?provider=chapoly` preference falls through to the default provider for
+ * the rest. `serve = all`, or the portable level asked for by name (config
+ * `kernel = portable`, CHAPOLY_KERNEL=portable), offers all four. A bad
+ * value of `serve` is reported once and means the default ("auto").
+ */
+static int serve_all_setting(const char *cfg_serve, const char *cfg_kernel,
+                             const chapoly_kernels *k)
+{
+    int all = 0;
+
+    if (cfg_serve != NULL) {
+        if (strcasecmp(cfg_serve, "all") == 0)
+            all = 1;
+        else if (strcasecmp(cfg_serve, "auto") != 0 && first_time(&warned_serve))
+            fprintf(stderr, "chapoly: config key \"serve\": unrecognised value \"%s\" (use all "
+                            "or auto); treated as auto\n", cfg_serve);
+    }
+    return all || k != chapoly_kernels_portable() ||
+           strcmp(kernel_request(cfg_kernel, NULL), "portable") == 0;
+}
+
+static void report_kernel(const char *cfg_kernel, const char *warning, const chapoly_kernels *k)
+{
+    const char *where;
+    const char *asked = kernel_request(cfg_kernel, &where);
+
     if (!chapoly_kernels_known(asked)) {
         if (first_time(&warned_kernel_unknown))
             fprintf(stderr, "chapoly: %s: unknown kernel level \"%s\" (known: "
@@ -387,9 +439,14 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     if (warning != NULL)
         report_kernel(cfg[KEY_KERNEL], warning, pc->k);
     pc->stats = stats_setting(cfg[KEY_STATS]);
+    pc->serve_all = serve_all_setting(cfg[KEY_SERVE], cfg[KEY_KERNEL], pc->k);
     snprintf(pc->buildinfo, sizeof(pc->buildinfo),
-             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s",
-             pc->k->name, pc->k->features != NULL ? pc->k->features : "?");
+             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s%s",
+             pc->k->name, pc->k->features != NULL ? pc->k->features : "?",
+             pc->serve_all ? ""
+                           : "; serving XChaCha20-Poly1305 only: no SIMD kernel here, so "
+                             "ChaCha20, ChaCha20-Poly1305 and POLY1305 are left to the default "
+                             "provider (serve = all offers them)");
     *provctx = pc;
     *out = chapoly_dispatch;
     return 1;

@@ -3,7 +3,8 @@
  * for test_deploy.sh. Loads the default provider and chapoly with
  * OSSL_PROVIDER_load (from MODULE_DIR when given: a setuid process ignores
  * OPENSSL_MODULES, libcrypto reads it with its setuid-safe getenv), seals one
- * ChaCha20-Poly1305 message through chapoly, prints chapoly's active kernel
+ * XChaCha20-Poly1305 message through chapoly (which serves it at every kernel
+ * level and in every configuration), prints chapoly's active kernel
  * level as "chapoly-kernel: NAME", unloads both providers and exits 0.
  * --two-contexts first loads chapoly into a second library context and
  * keeps it there while the same is done in both contexts (two chapoly
@@ -20,7 +21,7 @@
 static int seal_once(OSSL_LIB_CTX *lc, const char *dir, int print_kernel)
 {
     static const unsigned char key[32] = { 1, 2, 3, 4, 5, 6, 7, 8 };
-    static const unsigned char iv[12] = { 9, 10, 11 };
+    static const unsigned char iv[24] = { 9, 10, 11 };
     unsigned char msg[64] = "one message sealed by chapoly inside an application", ct[64], tag[16];
     OSSL_PROVIDER *def = NULL, *cp = NULL;
     EVP_CIPHER *c = NULL;
@@ -35,7 +36,7 @@ static int seal_once(OSSL_LIB_CTX *lc, const char *dir, int print_kernel)
     if ((def = OSSL_PROVIDER_load(lc, "default")) == NULL ||
         (cp = OSSL_PROVIDER_load(lc, "chapoly")) == NULL)
         goto end;
-    if ((c = EVP_CIPHER_fetch(lc, "ChaCha20-Poly1305", "provider=chapoly")) == NULL ||
+    if ((c = EVP_CIPHER_fetch(lc, "XChaCha20-Poly1305", "provider=chapoly")) == NULL ||
         EVP_CIPHER_get0_provider(c) != cp || (ctx = EVP_CIPHER_CTX_new()) == NULL)
         goto end;
     if (!EVP_EncryptInit_ex2(ctx, c, key, iv, NULL) ||

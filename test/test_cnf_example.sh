@@ -1,6 +1,8 @@
 #!/bin/sh
 # openssl.cnf.example, used verbatim, must activate chapoly next to default and
-# make chapoly serve ChaCha20-Poly1305, once chapoly.so sits in OpenSSL's
+# make chapoly serve ChaCha20-Poly1305 (or, where the best kernel level is
+# portable, leave it to the default provider and serve XChaCha20-Poly1305:
+# the default serving policy), once chapoly.so sits in OpenSSL's
 # module directory (where `cmake --install` puts it). OPENSSL_MODULES, which
 # CTest sets to the build's module directory, stands in for that directory:
 # OpenSSL looks there instead of its built-in MODULESDIR. A module line with
@@ -9,7 +11,8 @@
 # a Debian-style system openssl.cnf (which already sets openssl_conf and has
 # an [openssl_init] section).
 #
-# Environment (CTest): OPENSSL_PROGRAM, OPENSSL_MODULES, CHAPOLY_SOURCE_DIR.
+# Environment (CTest): OPENSSL_PROGRAM, OPENSSL_MODULES, CHAPOLY_SOURCE_DIR,
+# CHAPOLY_LEVEL_PROBE (which SIMD levels this CPU runs in this build).
 # Prints "N passed, N failed"; exits nonzero on any failure.
 
 set -u
@@ -53,6 +56,16 @@ distinguished_name = req_distinguished_name
 EOF
 cat "$T/system.cnf" "$EXAMPLE" > "$T/appended.cnf"
 
+# Does a SIMD kernel level run here? Only then does chapoly serve
+# ChaCha20-Poly1305 by default.
+simd=0
+for lv in avx2 avx512vl avx512-noifma avx512 neon; do
+    if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] && "$CHAPOLY_LEVEL_PROBE" "$lv" > /dev/null 2>&1; then
+        simd=1
+    fi
+done
+[ -n "${CHAPOLY_LEVEL_PROBE:-}" ] || echo "CHAPOLY_LEVEL_PROBE unset: assuming no SIMD level"
+
 for cnf in "$EXAMPLE" "$T/appended.cnf"; do
     what=$(basename "$cnf")
     OPENSSL_CONF=$cnf OPENSSL_MODULES=$MODS "$OSSL" list -providers > "$T/list" 2> "$T/err"
@@ -68,8 +81,21 @@ for cnf in "$EXAMPLE" "$T/appended.cnf"; do
         "$OSSL" speed -evp chacha20-poly1305 -seconds 1 -bytes 64 > "$T/speed" 2>&1
     check "$what: openssl speed -evp chacha20-poly1305 runs" [ $? -eq 0 ]
     n=$(sed -n 's/.*chapoly-aead-messages=\([0-9][0-9]*\).*/\1/p' "$T/stats" 2> /dev/null | head -n 1)
-    check "$what: ChaCha20-Poly1305 was served by chapoly (counters: ${n:-none})" \
-        [ "${n:-0}" -ge 1 ]
+    OPENSSL_CONF=$cnf OPENSSL_MODULES=$MODS "$OSSL" list -providers -verbose > "$T/info" 2>&1
+    note=$(grep -c 'serving XChaCha20-Poly1305 only' "$T/info")
+    if [ "$simd" = 1 ]; then
+        check "$what: ChaCha20-Poly1305 was served by chapoly (counters: ${n:-none})" \
+            [ "${n:-0}" -ge 1 ]
+        check "$what: buildinfo does not limit what chapoly serves" [ "$note" -eq 0 ]
+    else
+        # portable only: the default provider serves ChaCha20-Poly1305
+        check "$what: portable level: ChaCha20-Poly1305 left to default (counters: ${n:-none})" \
+            [ "${n:-1}" -eq 0 ]
+        check "$what: portable level: buildinfo says so once" [ "$note" -eq 1 ]
+        OPENSSL_CONF=$cnf OPENSSL_MODULES=$MODS "$OSSL" list -cipher-algorithms > "$T/algs" 2>&1
+        check "$what: portable level: XChaCha20-Poly1305 still from chapoly" \
+            grep -q 'XChaCha20-Poly1305 @ chapoly' "$T/algs"
+    fi
 done
 
 if [ "$fail" -ne 0 ]; then

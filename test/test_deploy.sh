@@ -7,7 +7,7 @@
 #  B. a setuid-root program run by nobody: CHAPOLY_STATS_FILE pointing into a
 #     root-only directory creates nothing, CHAPOLY_KERNEL and CHAPOLY_STATS
 #     are ignored (secure_getenv).
-#  C. config mistakes (unknown key, unknown kernel level, bad stats value; the
+#  C. config mistakes (unknown key, unknown kernel level, bad stats or serve value; the
 #     same from CHAPOLY_KERNEL) go to stderr once, naming the key, and chapoly
 #     is still active; a valid config prints nothing.
 #  D. buildinfo (`openssl list -providers -verbose`) names the kernel level.
@@ -211,6 +211,17 @@ check "bad stats value: stderr names the key and the value once" lines 1 \
     'chapoly: config key "stats": unrecognised value "maybe"' "$T/stats.err"
 check "bad stats value: treated as off (no stats file)" absent "$T/maybe.stats"
 
+mkcnf "$T/serve.cnf" "serve = everything"
+listp serve "$T/serve.cnf"
+check "bad serve value: list -providers runs" [ $? -eq 0 ]
+check "bad serve value: chapoly active" active serve
+check "bad serve value: stderr names the key and the value once" lines 1 \
+    'chapoly: config key "serve": unrecognised value "everything"' "$T/serve.err"
+check "bad serve value: nothing else on stderr" [ "$(wc -l < "$T/serve.err")" -eq 1 ]
+mkcnf "$T/serveall.cnf" "serve = all" "kernel = best"
+listp serveall "$T/serveall.cnf"
+check "valid config (serve = all, kernel = best): nothing on stderr" empty "$T/serveall.err"
+
 mkcnf "$T/nostats.cnf"
 CHAPOLY_STATS_FILE=$T/nostats.stats listp nostats "$T/nostats.cnf"
 check "config without stats: no stats file" absent "$T/nostats.stats"
@@ -257,7 +268,9 @@ done
 
 # --- E. no build paths in error lines -------------------------------------------
 
-"$OSSL" mac -provider-path "$MODS" -provider chapoly -macopt hexkey:00 POLY1305 \
+# CHAPOLY_KERNEL=portable: chapoly serves POLY1305 at every level asked for by
+# name (by default a portable-only CPU leaves it to the default provider).
+CHAPOLY_KERNEL=portable "$OSSL" mac -provider-path "$MODS" -provider chapoly -macopt hexkey:00 POLY1305 \
     < /dev/null > /dev/null 2> "$T/macerr"
 check "a 1-byte POLY1305 key is refused" [ $? -ne 0 ]
 check "the error line names chapoly's source file relative to the tree" \

@@ -273,11 +273,16 @@ static void test_checker(void)
 
 /* ---- the module ---- */
 
+/*
+ * The configuration: only `serve = all`, so that every table is offered even
+ * where the best kernel level is portable (test_serve checks that policy).
+ */
 static int core_get_params(const OSSL_CORE_HANDLE *handle, OSSL_PARAM params[])
 {
+    OSSL_PARAM *p = OSSL_PARAM_locate(params, "serve");
+
     (void)handle;
-    (void)params; /* no configuration: nothing is set, as for a module loaded without one */
-    return 1;
+    return p == NULL || OSSL_PARAM_set_utf8_ptr(p, "all");
 }
 
 static const OSSL_DISPATCH minimal_core[] = {

@@ -527,8 +527,12 @@ static void test_config(void)
     OSSL_LIB_CTX_free(lc);
     ERR_clear_error();
 
-    /* An unknown kernel name still loads (falls back, with a warning) and works; stats = 0. */
-    T_OK(write_cnf(path, module, "stats = 0\nkernel = nonsense\n"), "write config");
+    /*
+     * An unknown kernel name still loads (falls back, with a warning) and works; stats = 0.
+     * serve = all: where the fallback is the portable level, chapoly would otherwise
+     * leave ChaCha20-Poly1305 to the default provider (test_serve checks that).
+     */
+    T_OK(write_cnf(path, module, "stats = 0\nkernel = nonsense\nserve = all\n"), "write config");
     p = NULL;
     fprintf(stderr, "(a warning about kernel \"nonsense\" is expected next)\n");
     lc = load_cnf(path, &p);
