@@ -277,8 +277,14 @@ static size_t max_size(void)
     return maxsize;
 }
 
+/* bench_evp_pipeline.c: "bench_evp pipeline ..." (OpenSSL 3.5 pipeline API). */
+int pipeline_main(int argc, char **argv);
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && strcmp(argv[1], "pipeline") == 0)
+        return pipeline_main(argc - 1, argv + 1);
+
     double t_start = now_ns();
     double load0[3] = { 0 };
     char cpu[320];

@@ -58,9 +58,19 @@ static void pad16(const chapoly_kernels *k, poly1305_state *st, uint64_t len)
         chapoly_poly1305_update(k, st, zeros, 16 - (size_t)(len & 15));
 }
 
+/*
+ * Only what can hold secrets in each phase: between the key blocks and the
+ * tags, whole messages (Poly1305 states whose layout belongs to the level);
+ * before the key blocks, the streams ((sub)keys); after finish, nothing (it
+ * wiped the streams, and each level's final wipes its Poly1305 state).
+ */
 void chapoly_batch_clear(chapoly_batch *b)
 {
-    chapoly_wipe(b->m, b->n * sizeof(b->m[0]));
+    if (b->phase == PHASE_AAD || b->phase == PHASE_TEXT)
+        chapoly_wipe(b->m, b->n * sizeof(b->m[0]));
+    else if (b->phase == PHASE_NEW)
+        for (size_t i = 0; i < b->n; i++)
+            chapoly_wipe(&b->m[i].stream, sizeof(b->m[i].stream));
     b->phase = PHASE_DONE;
 }
 

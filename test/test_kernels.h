@@ -127,5 +127,6 @@ void aead_diff(const chapoly_kernels *k);
 void xor_hash_diff(const chapoly_kernels *k);
 void keyblock_xor_diff(const chapoly_kernels *k);
 void multi_blocks_diff(const chapoly_kernels *k); /* test_kernels_batch.c */
+void batch_core_diff(const chapoly_kernels *k);   /* test_kernels_batch.c */
 
 #endif

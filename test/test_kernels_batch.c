@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "test_kernels.h"
+#include "aead_batch.h"
 
 #define MB_MAX 40
 
@@ -67,4 +68,118 @@ void multi_blocks_diff(const chapoly_kernels *k)
             }
         }
     }
+}
+
+/*
+ * The batched AEAD core (core/aead_batch.h) at this level: n = 1..32
+ * messages (ChaCha20-Poly1305 and XChaCha20-Poly1305) against one-shot
+ * seals of the same messages (XChaCha20: HChaCha20 of the portable level,
+ * then the one-shot), text lengths 0..2100 and a few long ones, AAD 0..80,
+ * everything in one call or split over several, encrypting and decrypting
+ * (in place); and what an abandoned or finished batch leaves: zeros. These
+ * calls are not wrapped by the upper-state check: the kernels they reach
+ * are checked on their own (k_multi_blocks and the others).
+ */
+static int all_zero_bytes(const void *p, size_t n)
+{
+    return all_byte((const uint8_t *)p, n, 0);
+}
+
+void batch_core_diff(const chapoly_kernels *k)
+{
+    enum { NMAX = CHAPOLY_BATCH_MAX };
+    chapoly_batch *b = aligned_alloc(64, (chapoly_batch_size(NMAX) + 63) & ~(size_t)63);
+    static uint8_t text[NMAX][9000], ct[NMAX][9000], aad[NMAX][80];
+    uint8_t key[32], nonce[NMAX][24], tags[NMAX][16], ref_tag[16], n12[12], sub[32];
+    const uint8_t *np[NMAX], *ap[NMAX], *ip[NMAX];
+    uint8_t *op[NMAX];
+    size_t len[NMAX], alen[NMAX], part[NMAX];
+    uint32_t kw[8];
+
+    memset(b, 0, chapoly_batch_size(NMAX));
+    for (int x = 0; x < 2; x++) {
+        for (size_t n = 1; n <= NMAX; n++) {
+            int split = (n % 3) == 0;
+
+            rnd_bytes(key, sizeof(key));
+            for (size_t i = 0; i < n; i++) {
+                rnd_bytes(nonce[i], sizeof(nonce[i]));
+                len[i] = rnd_below(12) == 0 ? 4096 + rnd_below(4900) : rnd_below(2101);
+                alen[i] = rnd_below(81);
+                rnd_bytes(text[i], len[i]);
+                rnd_bytes(aad[i], alen[i]);
+                np[i] = nonce[i];
+            }
+            for (int enc = 1; enc >= 0; enc--) {
+                chapoly_batch_start(b, k, key, np, n, x);
+                for (int r = 0; r < (split ? 2 : 1); r++) {
+                    for (size_t i = 0; i < n; i++) {
+                        part[i] = split ? alen[i] / 2 : alen[i];
+                        ap[i] = aad[i] + (r ? part[i] : 0);
+                        part[i] = r ? alen[i] - part[i] : part[i];
+                    }
+                    chapoly_batch_aad(b, ap, part);
+                }
+                size_t done[NMAX] = { 0 };
+                for (int r = 0; r < (split ? 3 : 1); r++) {
+                    for (size_t i = 0; i < n; i++) {
+                        size_t left = len[i] - done[i];
+
+                        part[i] = !split || r == 2 ? left : r == 0 ? left / 3 + 1 > left ? left
+                                                                                          : left / 3 + 1
+                                                                   : left / 2;
+                        op[i] = ct[i] + done[i];
+                        ip[i] = enc ? text[i] + done[i] : ct[i] + done[i];
+                        done[i] += part[i];
+                    }
+                    chapoly_batch_text(b, op, ip, part, enc);
+                }
+                chapoly_batch_finish(b, tags);
+                CHECK(all_zero_bytes(&b->m[0].stream, sizeof(b->m[0].stream)),
+                      "batch n=%zu: a finished message keeps its stream", n);
+                for (size_t i = 0; i < n; i++) {
+                    uint8_t *exp = xalloc(len[i] + 1);
+
+                    if (x) {
+                        P->hchacha20(sub, key, nonce[i]);
+                        chapoly_load_key(kw, sub);
+                        memset(n12, 0, 4);
+                        memcpy(n12 + 4, nonce[i] + 16, 8);
+                    } else {
+                        chapoly_load_key(kw, key);
+                        memcpy(n12, nonce[i], 12);
+                    }
+                    chapoly_aead_seal(P, exp, ref_tag, text[i], len[i], aad[i], alen[i], kw, n12);
+                    if (enc)
+                        CHECK(meq(exp, ct[i], len[i]), "batch %s n=%zu msg %zu (len %zu, aad "
+                              "%zu%s): ciphertext differs from the one-shot seal",
+                              x ? "XChaCha" : "ChaCha", n, i, len[i], alen[i],
+                              split ? ", split" : "");
+                    else
+                        CHECK(meq(text[i], ct[i], len[i]), "batch %s n=%zu msg %zu: decryption "
+                              "differs", x ? "XChaCha" : "ChaCha", n, i);
+                    CHECK(meq(ref_tag, tags[i], 16), "batch %s n=%zu msg %zu (len %zu, aad %zu%s,"
+                          " %s): tag differs from the one-shot seal", x ? "XChaCha" : "ChaCha",
+                          n, i, len[i], alen[i], split ? ", split" : "",
+                          enc ? "seal" : "open");
+                    free(exp);
+                }
+            }
+        }
+    }
+    /* abandoned after AAD, and right after start: clear leaves zeros */
+    for (int stage = 0; stage < 2; stage++) {
+        for (size_t i = 0; i < 3; i++) {
+            np[i] = nonce[i];
+            ap[i] = aad[i];
+            part[i] = 20;
+        }
+        chapoly_batch_start(b, k, key, np, 3, stage);
+        if (stage == 0)
+            chapoly_batch_aad(b, ap, part);
+        chapoly_batch_clear(b);
+        CHECK(all_zero_bytes(b->m, 3 * sizeof(b->m[0])),
+              "an abandoned batch (%s) keeps state", stage ? "after start" : "after AAD");
+    }
+    free(b);
 }

@@ -482,6 +482,11 @@ static void test_misuse(const aead *a)
              "%s: update after reset", a->name);
         T_OK(EVP_CipherPipelineFinal(ctx, out, outl, outsize), "%s: final after reset",
              a->name);
+        /* re-init without a cipher: EVP keeps numpipes, the next batch works */
+        T_OK(EVP_CipherPipelineEncryptInit(ctx, NULL, key, 32, n, ivs, a->ivlen) &&
+             EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl) &&
+             EVP_CipherPipelineFinal(ctx, out, outl, outsize),
+             "%s: a batch after a re-init with no cipher", a->name);
         EVP_CIPHER_CTX_free(ctx);
     }
 
