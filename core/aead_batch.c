@@ -10,8 +10,13 @@
  *  - text: every message whose text is short (CHAPOLY_BATCH_SHORT) and
  *    starts on a block boundary queues its blocks; up to BATCH_BLOCKS
  *    queued blocks of many messages go to one call, then each message
- *    XORs and hashes its part. A longer text runs the one-message stitched
- *    path (chapoly_aead_xor_hash over whole kilobytes, then the stream).
+ *    XORs its part. A longer text runs the one-message stitched path
+ *    (chapoly_aead_xor_hash over whole kilobytes, then the stream).
+ * Poly1305 of several messages goes to the table's poly1305_multi_blocks
+ * (at the SIMD levels the scalar Horner chains of all short messages in one
+ * call): the padded last AAD
+ * blocks, the short texts' whole blocks, and at finish the last partial
+ * blocks with the lengths.
  * Per message, the MAC input is RFC 8439 2.8's: AAD, zero pad to 16, text,
  * zero pad to 16, the two 64-bit lengths.
  *
@@ -36,8 +41,6 @@ enum { PHASE_NEW, PHASE_AAD, PHASE_TEXT, PHASE_DONE };
 _Static_assert(CHAPOLY_BATCH_SHORT / 64 + 1 <= BATCH_BLOCKS, "a short text fits one call");
 _Static_assert(CHAPOLY_BATCH_MAX <= BATCH_BLOCKS, "all key blocks fit one call");
 
-static const uint8_t zeros[16];
-
 static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
                       const uint32_t nonce[3])
 {
@@ -50,12 +53,6 @@ static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
     s[13] = nonce[0];
     s[14] = nonce[1];
     s[15] = nonce[2];
-}
-
-static void pad16(const chapoly_kernels *k, poly1305_state *st, uint64_t len)
-{
-    if (len & 15)
-        chapoly_poly1305_update(k, st, zeros, 16 - (size_t)(len & 15));
 }
 
 /*
@@ -151,21 +148,26 @@ void chapoly_batch_aad(chapoly_batch *b, const uint8_t *const aad[], const size_
     }
 }
 
-/* A text at a block boundary whose keystream is ks (ceil(len / 64) blocks). */
-static void text_short(const chapoly_kernels *k, chapoly_batch_msg *m, uint8_t *out,
-                       const uint8_t *in, size_t len, const uint8_t *ks, int enc)
+/* XOR of a short text at a block boundary, keystream ks (ceil(len / 64) blocks). */
+static void text_short_xor(chapoly_batch_msg *m, uint8_t *out, const uint8_t *in, size_t len,
+                           const uint8_t *ks)
 {
     chacha20_stream *s = &m->stream;
     uint32_t nb = (uint32_t)((len + 63) / 64);
 
-    if (!enc)
-        chapoly_poly1305_update(k, &m->poly, in, len);
     chacha20_xor_bytes(out, in, ks, len);
-    if (enc)
-        chapoly_poly1305_update(k, &m->poly, out, len);
     if (len & 63) /* the rest of the last block is made again only if more text comes */
         chacha20_stream_set_partial(s, s->ctr_nonce[0] + nb - 1, (unsigned)(len & 63));
     chacha20_stream_advance(s, nb);
+}
+
+/* A short text's last partial MAC block waits in the Poly1305 buffer (empty before). */
+static void buffer_tail(chapoly_batch_msg *m, const uint8_t *text, size_t len)
+{
+    size_t whole = len & ~(size_t)15;
+
+    memcpy(m->poly.buf, text + whole, len - whole);
+    m->poly.buflen = len - whole;
 }
 
 /* Any other text: whole kilobytes stitched, the rest through the stream. */
@@ -211,26 +213,75 @@ typedef struct {
     _Alignas(64) uint8_t ks[BATCH_BLOCKS * 64];
 } text_queue;
 
+/*
+ * The queued messages, in three passes that keep each message's order (key
+ * block, AAD padding, text): the Poly1305 keys and every padded last AAD
+ * block (one multi-message Poly1305 call); the short texts (XOR, their whole
+ * MAC blocks in one multi-message call: before the XOR when decrypting, as
+ * the text may be in place, after it when encrypting); the long texts.
+ */
 static void flush(text_queue *t)
 {
     chapoly_batch *b = t->b;
     const chapoly_kernels *k = b->k;
+    poly1305_state *st[CHAPOLY_BATCH_MAX];
+    const uint8_t *mac_in[CHAPOLY_BATCH_MAX];
+    size_t mac_len[CHAPOLY_BATCH_MAX], n = 0;
+    uint8_t aad_last[CHAPOLY_BATCH_MAX][16];
 
     if (t->nblocks > 0)
         chapoly_chacha20_multi_blocks(k, t->ks, t->states, t->nblocks);
     for (size_t j = 0; j < t->nq; j++) {
         const queued *q = &t->q[j];
         chapoly_batch_msg *m = &b->m[q->msg];
-        size_t len = t->len[q->msg];
 
         if (q->key)
             chapoly_poly1305_init(k, &m->poly, t->ks + 64 * q->first);
-        if (t->pad_aad)
-            pad16(k, &m->poly, m->aad_len);
-        if (q->text)
-            text_short(k, m, t->out[q->msg], t->in[q->msg], len,
-                       t->ks + 64 * (q->first + q->key), t->enc);
-        else if (len > 0)
+        if (t->pad_aad && m->poly.buflen > 0) {
+            memcpy(aad_last[n], m->poly.buf, m->poly.buflen);
+            memset(aad_last[n] + m->poly.buflen, 0, 16 - m->poly.buflen);
+            m->poly.buflen = 0;
+            st[n] = &m->poly;
+            mac_in[n] = aad_last[n];
+            mac_len[n++] = 16;
+        }
+    }
+    chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
+    n = 0;
+    for (size_t j = 0; j < t->nq; j++) {
+        const queued *q = &t->q[j];
+        size_t i = q->msg;
+
+        if (!q->text)
+            continue;
+        st[n] = &b->m[i].poly;
+        mac_in[n] = t->enc ? t->out[i] : t->in[i];
+        mac_len[n++] = t->len[i] & ~(size_t)15;
+        if (!t->enc) { /* the ciphertext, before an in-place XOR overwrites it */
+            buffer_tail(&b->m[i], t->in[i], t->len[i]);
+        }
+    }
+    if (!t->enc)
+        chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
+    for (size_t j = 0; j < t->nq; j++) {
+        const queued *q = &t->q[j];
+        size_t i = q->msg;
+
+        if (q->text) {
+            text_short_xor(&b->m[i], t->out[i], t->in[i], t->len[i],
+                           t->ks + 64 * (q->first + q->key));
+            if (t->enc)
+                buffer_tail(&b->m[i], t->out[i], t->len[i]);
+        }
+    }
+    if (t->enc)
+        chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
+    for (size_t j = 0; j < t->nq; j++) {
+        const queued *q = &t->q[j];
+        chapoly_batch_msg *m = &b->m[q->msg];
+        size_t len = t->len[q->msg];
+
+        if (!q->text && len > 0)
             text_long(k, m, t->out[q->msg], t->in[q->msg], len, t->enc);
         m->text_len += len;
     }
@@ -257,7 +308,7 @@ void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *c
         uint32_t text = 0;
 
         if (len[i] > 0 && len[i] <= CHAPOLY_BATCH_SHORT && s->keystream_pos == s->keystream_len &&
-            s->partial_used == 0 &&
+            s->partial_used == 0 && (t.pad_aad || b->m[i].poly.buflen == 0) &&
             (uint64_t)s->ctr_nonce[0] + (len[i] + 63) / 64 <= 0xffffffffu)
             text = (uint32_t)((len[i] + 63) / 64);
         if (t.nblocks + key + text > BATCH_BLOCKS)
@@ -274,23 +325,40 @@ void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *c
     b->phase = PHASE_TEXT;
 }
 
+/*
+ * Per message the zero-padded last partial block (of the text, or of the
+ * AAD when no text came) and the lengths: all messages' in one
+ * multi-message Poly1305 call, then the tags.
+ */
 void chapoly_batch_finish(chapoly_batch *b, uint8_t (*tags)[16])
 {
-    uint8_t lengths[16];
+    uint8_t last[CHAPOLY_BATCH_MAX][32];
+    poly1305_state *st[CHAPOLY_BATCH_MAX];
+    const uint8_t *mac_in[CHAPOLY_BATCH_MAX];
+    size_t mac_len[CHAPOLY_BATCH_MAX];
 
     if (b->phase == PHASE_NEW)
         key_blocks(b);
     for (size_t i = 0; i < b->n; i++) {
         chapoly_batch_msg *m = &b->m[i];
+        size_t n = m->poly.buflen;
 
-        if (b->phase != PHASE_TEXT)
-            pad16(b->k, &m->poly, m->aad_len);
-        pad16(b->k, &m->poly, m->text_len);
-        store64_le(lengths, m->aad_len);
-        store64_le(lengths + 8, m->text_len);
-        chapoly_poly1305_update(b->k, &m->poly, lengths, 16);
-        chapoly_poly1305_final(b->k, &m->poly, tags[i]);
-        chapoly_wipe(&m->stream, sizeof(m->stream));
+        memcpy(last[i], m->poly.buf, n);
+        if (n > 0) {
+            memset(last[i] + n, 0, 16 - n);
+            n = 16;
+        }
+        store64_le(last[i] + n, m->aad_len);
+        store64_le(last[i] + n + 8, m->text_len);
+        m->poly.buflen = 0;
+        st[i] = &m->poly;
+        mac_in[i] = last[i];
+        mac_len[i] = n + 16;
+    }
+    chapoly_poly1305_multi_blocks(b->k, st, mac_in, mac_len, b->n);
+    for (size_t i = 0; i < b->n; i++) {
+        chapoly_poly1305_final(b->k, &b->m[i].poly, tags[i]);
+        chapoly_wipe(&b->m[i].stream, sizeof(b->m[i].stream));
     }
     b->phase = PHASE_DONE;
 }

@@ -93,3 +93,13 @@ void chacha20_multi_blocks_avx2(uint8_t *out, const uint32_t *states, size_t n)
     multi_rows(out, states, n);
     scrub_stack_1k();
 }
+
+/* ---- poly1305_multi_blocks in front of poly1305_blocks_avx2 ---- */
+
+#include "batch_poly.h"
+
+void poly1305_multi_blocks_avx2(poly1305_state *const st[], const uint8_t *const in[],
+                                const size_t len[], size_t n)
+{
+    multi_poly(st, in, len, n, poly1305_blocks_avx2);
+}

@@ -109,6 +109,15 @@ typedef struct chapoly_kernels {
      * texts and HChaCha20 subkeys in shared batches.
      */
     void (*chacha20_multi_blocks)(uint8_t *out, const uint32_t *states, size_t n);
+    /*
+     * Optional (NULL: the helper chapoly_poly1305_multi_blocks calls
+     * poly1305_blocks once per state): n states of this table, each with
+     * its own whole blocks (len[i] a multiple of 16, padbit 1), the same as
+     * poly1305_blocks(st[i], in[i], len[i], 1) for each i. The batched AEAD:
+     * all short messages' Horner chains in one call, no per-message dispatch.
+     */
+    void (*poly1305_multi_blocks)(poly1305_state *const st[], const uint8_t *const in[],
+                                  const size_t len[], size_t n);
 } chapoly_kernels;
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -166,6 +175,10 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
 /* The table's chacha20_multi_blocks, or the same bytes through chacha20_xor. */
 void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
                                    const uint32_t *states, size_t n);
+
+/* The table's poly1305_multi_blocks, or poly1305_blocks per state. */
+void chapoly_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_state *const st[],
+                                   const uint8_t *const in[], const size_t len[], size_t n);
 
 /* ---- byte helpers (kernels/bytes.c) ---- */
 

@@ -143,6 +143,8 @@ void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
 void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
 /* batch_avx2.c (-mavx2 -mbmi2) */
 void chacha20_multi_blocks_avx2(uint8_t *out, const uint32_t *states, size_t n);
+void poly1305_multi_blocks_avx2(poly1305_state *const st[], const uint8_t *const in[],
+                                const size_t len[], size_t n);
 
 extern const chapoly_kernels chapoly_kernels_avx2;
 #endif
@@ -158,6 +160,9 @@ void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out,
                                   const uint32_t ctr_nonce[4]);
 /* batch_avx512.c (AVX-512 F/VL/BW/DQ, no IFMA) */
 void chacha20_multi_blocks_avx512(uint8_t *out, const uint32_t *states, size_t n);
+/* batch_avx512ifma.c (also -mavx512ifma): the multi-message chains, "avx512" only */
+void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t *const in[],
+                                      const size_t len[], size_t n);
 /* poly1305_avx512.c and aead_avx512.c (also -mavx512ifma): "avx512" only */
 void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit);

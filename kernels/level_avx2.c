@@ -22,4 +22,5 @@ const chapoly_kernels chapoly_kernels_avx2 = {
     .poly1305_final = poly1305_final_avx2,
     .aead_xor_hash = NULL,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
+    .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
 };

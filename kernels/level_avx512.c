@@ -28,6 +28,7 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
     .poly1305_final = poly1305_final_avx2,
     .aead_xor_hash = NULL,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
+    .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
 };
 
 const chapoly_kernels chapoly_kernels_avx512 = {
@@ -41,6 +42,7 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .poly1305_final = poly1305_final_avx512ifma,
     .aead_xor_hash = aead_xor_hash_avx512,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
+    .poly1305_multi_blocks = poly1305_multi_blocks_avx512ifma,
 };
 
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
@@ -54,4 +56,5 @@ const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .poly1305_final = poly1305_final_avx2,
     .aead_xor_hash = NULL,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
+    .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
 };

@@ -65,3 +65,15 @@ void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
                         states + 16 * i + 12);
     }
 }
+
+void chapoly_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_state *const st[],
+                                   const uint8_t *const in[], const size_t len[], size_t n)
+{
+    if (k->poly1305_multi_blocks != NULL) {
+        k->poly1305_multi_blocks(st, in, len, n);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (len[i] > 0)
+            k->poly1305_blocks(st[i], in[i], len[i], 1);
+}

@@ -1,0 +1,52 @@
+/*
+ * poly1305_multi_blocks for the SIMD levels, included by the object of each
+ * level's Poly1305 (batch_avx2.c: in front of poly1305_blocks_avx2;
+ * batch_avx512ifma.c: of poly1305_blocks_avx512ifma), so each is built with
+ * that level's flags and depends on no other level's object: the short
+ * messages' scalar Horner chains (poly1305_scalar.h, the state head every
+ * SIMD level shares) in one call.
+ */
+#ifndef CHAPOLY_BATCH_POLY_H
+#define CHAPOLY_BATCH_POLY_H
+
+#include "poly1305_scalar.h"
+
+/*
+ * Messages of up to this many blocks whose state is still scalar (no lanes,
+ * no key powers: W_STATE 0) run the scalar chain here; any other goes to
+ * the level's own poly1305_blocks. Below every SIMD level's first vector
+ * shape (IFMA 8 lanes from 18 blocks, AVX2 4 lanes from 32), where the
+ * level would run the same scalar Horner chain alone.
+ */
+#define MULTI_SCALAR_MAX 17
+
+typedef void blocks_fn(poly1305_state *st, const uint8_t *in, size_t len, unsigned padbit);
+
+/*
+ * One call for all messages: a short message whose state is still scalar
+ * runs the asm Horner chain (sc_blocks_mem: key and hash never leave the
+ * registers and the state, so nothing to scrub) straight on its state; any
+ * other goes to the level's own blocks function. Consecutive short chains
+ * overlap only through out-of-order execution. (Two chains stepped
+ * together in C with the sc_mul_r intrinsics were slower here: GCC 12
+ * spills the carries of both through the stack.)
+ */
+CHAPOLY_INLINE void multi_poly(poly1305_state *const st[], const uint8_t *const in[],
+                               const size_t len[], size_t n, blocks_fn *blocks)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t *p = st[i]->priv;
+        size_t nb = len[i] / POLY1305_BLOCK_BYTES;
+
+        if (nb == 0)
+            continue;
+        if (p[W_STATE] != 0 || nb > MULTI_SCALAR_MAX) {
+            blocks(st[i], in[i], len[i], 1);
+            continue;
+        }
+        sc_blocks_mem(p + W_H, p + W_KEY, in[i], nb, 1);
+        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+    }
+}
+
+#endif
