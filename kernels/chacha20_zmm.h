@@ -38,53 +38,84 @@
         d = _mm512_shuffle_epi32(d, _MM_PERM_ADCB);                 \
     } while (0)
 
-/* Column layout double round on the sixteen registers x0..x15 in scope. */
-#define DROUND_COLS_ZMM()                                           \
+/*
+ * Column layout double round on the sixteen registers p0..p15 in scope
+ * (p a name prefix: x for one batch, x and y for two batches in flight).
+ */
+#define DROUND_COLS_ZMM_P(p)                                        \
     do {                                                            \
-        QR_ZMM(x0, x4, x8, x12);                                    \
-        QR_ZMM(x1, x5, x9, x13);                                    \
-        QR_ZMM(x2, x6, x10, x14);                                   \
-        QR_ZMM(x3, x7, x11, x15);                                   \
-        QR_ZMM(x0, x5, x10, x15);                                   \
-        QR_ZMM(x1, x6, x11, x12);                                   \
-        QR_ZMM(x2, x7, x8, x13);                                    \
-        QR_ZMM(x3, x4, x9, x14);                                    \
+        QR_ZMM(p##0, p##4, p##8, p##12);                            \
+        QR_ZMM(p##1, p##5, p##9, p##13);                            \
+        QR_ZMM(p##2, p##6, p##10, p##14);                           \
+        QR_ZMM(p##3, p##7, p##11, p##15);                           \
+        QR_ZMM(p##0, p##5, p##10, p##15);                           \
+        QR_ZMM(p##1, p##6, p##11, p##12);                           \
+        QR_ZMM(p##2, p##7, p##8, p##13);                            \
+        QR_ZMM(p##3, p##4, p##9, p##14);                            \
+    } while (0)
+#define DROUND_COLS_ZMM() DROUND_COLS_ZMM_P(x)
+
+/*
+ * Two column batches p and q in flight, their quarter rounds alternating:
+ * the 32 registers hold both states exactly (every step works in place),
+ * and each batch's dependency chains fill the latency of the other's.
+ */
+#define DROUND_COLS2_ZMM(p, q)                                      \
+    do {                                                            \
+        QR_ZMM(p##0, p##4, p##8, p##12);                            \
+        QR_ZMM(q##0, q##4, q##8, q##12);                            \
+        QR_ZMM(p##1, p##5, p##9, p##13);                            \
+        QR_ZMM(q##1, q##5, q##9, q##13);                            \
+        QR_ZMM(p##2, p##6, p##10, p##14);                           \
+        QR_ZMM(q##2, q##6, q##10, q##14);                           \
+        QR_ZMM(p##3, p##7, p##11, p##15);                           \
+        QR_ZMM(q##3, q##7, q##11, q##15);                           \
+        QR_ZMM(p##0, p##5, p##10, p##15);                           \
+        QR_ZMM(q##0, q##5, q##10, q##15);                           \
+        QR_ZMM(p##1, p##6, p##11, p##12);                           \
+        QR_ZMM(q##1, q##6, q##11, q##12);                           \
+        QR_ZMM(p##2, p##7, p##8, p##13);                            \
+        QR_ZMM(q##2, q##7, q##8, q##13);                            \
+        QR_ZMM(p##3, p##4, p##9, p##14);                            \
+        QR_ZMM(q##3, q##4, q##9, q##14);                            \
     } while (0)
 
 /*
  * Column state: word i of sixteen blocks in xi. 'key' must be a pointer
  * passed through OPAQUE_PTR so the broadcasts are loads, not kept values.
  */
-#define COLS_INIT_ZMM(key, ctr, n1, n2, n3)                         \
-    __m512i x0 = BCAST16(SIGMA0), x1 = BCAST16(SIGMA1);             \
-    __m512i x2 = BCAST16(SIGMA2), x3 = BCAST16(SIGMA3);             \
-    __m512i x4 = BCAST16(key[0]), x5 = BCAST16(key[1]);             \
-    __m512i x6 = BCAST16(key[2]), x7 = BCAST16(key[3]);             \
-    __m512i x8 = BCAST16(key[4]), x9 = BCAST16(key[5]);             \
-    __m512i x10 = BCAST16(key[6]), x11 = BCAST16(key[7]);           \
-    __m512i x12 = (ctr), x13 = BCAST16(n1);                         \
-    __m512i x14 = BCAST16(n2), x15 = BCAST16(n3)
+#define COLS_INIT_ZMM_P(p, key, ctr, n1, n2, n3)                    \
+    __m512i p##0 = BCAST16(SIGMA0), p##1 = BCAST16(SIGMA1);         \
+    __m512i p##2 = BCAST16(SIGMA2), p##3 = BCAST16(SIGMA3);         \
+    __m512i p##4 = BCAST16(key[0]), p##5 = BCAST16(key[1]);         \
+    __m512i p##6 = BCAST16(key[2]), p##7 = BCAST16(key[3]);         \
+    __m512i p##8 = BCAST16(key[4]), p##9 = BCAST16(key[5]);         \
+    __m512i p##10 = BCAST16(key[6]), p##11 = BCAST16(key[7]);       \
+    __m512i p##12 = (ctr), p##13 = BCAST16(n1);                     \
+    __m512i p##14 = BCAST16(n2), p##15 = BCAST16(n3)
+#define COLS_INIT_ZMM(key, ctr, n1, n2, n3) COLS_INIT_ZMM_P(x, key, ctr, n1, n2, n3)
 
 /* Feed-forward from broadcasts (memory operands) rather than saved registers. */
-#define COLS_FEED_ZMM(key, ctr, n1, n2, n3)                         \
+#define COLS_FEED_ZMM_P(p, key, ctr, n1, n2, n3)                    \
     do {                                                            \
-        x0 = ADD16(x0, BCAST16(SIGMA0));                            \
-        x1 = ADD16(x1, BCAST16(SIGMA1));                            \
-        x2 = ADD16(x2, BCAST16(SIGMA2));                            \
-        x3 = ADD16(x3, BCAST16(SIGMA3));                            \
-        x4 = ADD16(x4, BCAST16(key[0]));                            \
-        x5 = ADD16(x5, BCAST16(key[1]));                            \
-        x6 = ADD16(x6, BCAST16(key[2]));                            \
-        x7 = ADD16(x7, BCAST16(key[3]));                            \
-        x8 = ADD16(x8, BCAST16(key[4]));                            \
-        x9 = ADD16(x9, BCAST16(key[5]));                            \
-        x10 = ADD16(x10, BCAST16(key[6]));                          \
-        x11 = ADD16(x11, BCAST16(key[7]));                          \
-        x12 = ADD16(x12, (ctr));                                    \
-        x13 = ADD16(x13, BCAST16(n1));                              \
-        x14 = ADD16(x14, BCAST16(n2));                              \
-        x15 = ADD16(x15, BCAST16(n3));                              \
+        p##0 = ADD16(p##0, BCAST16(SIGMA0));                        \
+        p##1 = ADD16(p##1, BCAST16(SIGMA1));                        \
+        p##2 = ADD16(p##2, BCAST16(SIGMA2));                        \
+        p##3 = ADD16(p##3, BCAST16(SIGMA3));                        \
+        p##4 = ADD16(p##4, BCAST16(key[0]));                        \
+        p##5 = ADD16(p##5, BCAST16(key[1]));                        \
+        p##6 = ADD16(p##6, BCAST16(key[2]));                        \
+        p##7 = ADD16(p##7, BCAST16(key[3]));                        \
+        p##8 = ADD16(p##8, BCAST16(key[4]));                        \
+        p##9 = ADD16(p##9, BCAST16(key[5]));                        \
+        p##10 = ADD16(p##10, BCAST16(key[6]));                      \
+        p##11 = ADD16(p##11, BCAST16(key[7]));                      \
+        p##12 = ADD16(p##12, (ctr));                                \
+        p##13 = ADD16(p##13, BCAST16(n1));                          \
+        p##14 = ADD16(p##14, BCAST16(n2));                          \
+        p##15 = ADD16(p##15, BCAST16(n3));                          \
     } while (0)
+#define COLS_FEED_ZMM(key, ctr, n1, n2, n3) COLS_FEED_ZMM_P(x, key, ctr, n1, n2, n3)
 
 /*
  * 4x4 transpose of 128-bit lanes: on entry lane l of a/b/c/d holds row
@@ -120,17 +151,18 @@ CHAPOLY_INLINE void transpose_lanes_zmm(__m512i *a, __m512i *b, __m512i *c,
         c = _mm512_unpacklo_epi64(t1, t3);                          \
         d = _mm512_unpackhi_epi64(t1, t3);                          \
     } while (0)
-#define COLS_TRANSPOSE_ZMM()                                        \
+#define COLS_TRANSPOSE_ZMM_P(p)                                     \
     do {                                                            \
-        UNPACK4_ZMM(x0, x1, x2, x3);                                \
-        UNPACK4_ZMM(x4, x5, x6, x7);                                \
-        UNPACK4_ZMM(x8, x9, x10, x11);                              \
-        UNPACK4_ZMM(x12, x13, x14, x15);                            \
-        transpose_lanes_zmm(&x0, &x4, &x8, &x12);                   \
-        transpose_lanes_zmm(&x1, &x5, &x9, &x13);                   \
-        transpose_lanes_zmm(&x2, &x6, &x10, &x14);                  \
-        transpose_lanes_zmm(&x3, &x7, &x11, &x15);                  \
+        UNPACK4_ZMM(p##0, p##1, p##2, p##3);                        \
+        UNPACK4_ZMM(p##4, p##5, p##6, p##7);                        \
+        UNPACK4_ZMM(p##8, p##9, p##10, p##11);                      \
+        UNPACK4_ZMM(p##12, p##13, p##14, p##15);                    \
+        transpose_lanes_zmm(&p##0, &p##4, &p##8, &p##12);           \
+        transpose_lanes_zmm(&p##1, &p##5, &p##9, &p##13);           \
+        transpose_lanes_zmm(&p##2, &p##6, &p##10, &p##14);          \
+        transpose_lanes_zmm(&p##3, &p##7, &p##11, &p##15);          \
     } while (0)
+#define COLS_TRANSPOSE_ZMM() COLS_TRANSPOSE_ZMM_P(x)
 
 CHAPOLY_INLINE void xor_block_zmm(uint8_t *out, const uint8_t *in, __m512i ks)
 {
@@ -171,25 +203,26 @@ CHAPOLY_INLINE void xor_block0_zmm(uint8_t *key_block, uint8_t *out, const uint8
         xor_block_zmm_part(out, in, ks, 0, len);
 }
 
-#define COLS_STORE_FULL_ZMM(key_block, out, in)                     \
+#define COLS_STORE_FULL_ZMM_P(p, key_block, out, in)                \
     do {                                                            \
-        xor_block0_zmm(key_block, out, in, x0, 1024);               \
-        xor_block_zmm(out + 1 * 64, in + 1 * 64, x1);               \
-        xor_block_zmm(out + 2 * 64, in + 2 * 64, x2);               \
-        xor_block_zmm(out + 3 * 64, in + 3 * 64, x3);               \
-        xor_block_zmm(out + 4 * 64, in + 4 * 64, x4);               \
-        xor_block_zmm(out + 5 * 64, in + 5 * 64, x5);               \
-        xor_block_zmm(out + 6 * 64, in + 6 * 64, x6);               \
-        xor_block_zmm(out + 7 * 64, in + 7 * 64, x7);               \
-        xor_block_zmm(out + 8 * 64, in + 8 * 64, x8);               \
-        xor_block_zmm(out + 9 * 64, in + 9 * 64, x9);               \
-        xor_block_zmm(out + 10 * 64, in + 10 * 64, x10);            \
-        xor_block_zmm(out + 11 * 64, in + 11 * 64, x11);            \
-        xor_block_zmm(out + 12 * 64, in + 12 * 64, x12);            \
-        xor_block_zmm(out + 13 * 64, in + 13 * 64, x13);            \
-        xor_block_zmm(out + 14 * 64, in + 14 * 64, x14);            \
-        xor_block_zmm(out + 15 * 64, in + 15 * 64, x15);            \
+        xor_block0_zmm(key_block, out, in, p##0, 1024);             \
+        xor_block_zmm((out) + 1 * 64, (in) + 1 * 64, p##1);         \
+        xor_block_zmm((out) + 2 * 64, (in) + 2 * 64, p##2);         \
+        xor_block_zmm((out) + 3 * 64, (in) + 3 * 64, p##3);         \
+        xor_block_zmm((out) + 4 * 64, (in) + 4 * 64, p##4);         \
+        xor_block_zmm((out) + 5 * 64, (in) + 5 * 64, p##5);         \
+        xor_block_zmm((out) + 6 * 64, (in) + 6 * 64, p##6);         \
+        xor_block_zmm((out) + 7 * 64, (in) + 7 * 64, p##7);         \
+        xor_block_zmm((out) + 8 * 64, (in) + 8 * 64, p##8);         \
+        xor_block_zmm((out) + 9 * 64, (in) + 9 * 64, p##9);         \
+        xor_block_zmm((out) + 10 * 64, (in) + 10 * 64, p##10);      \
+        xor_block_zmm((out) + 11 * 64, (in) + 11 * 64, p##11);      \
+        xor_block_zmm((out) + 12 * 64, (in) + 12 * 64, p##12);      \
+        xor_block_zmm((out) + 13 * 64, (in) + 13 * 64, p##13);      \
+        xor_block_zmm((out) + 14 * 64, (in) + 14 * 64, p##14);      \
+        xor_block_zmm((out) + 15 * 64, (in) + 15 * 64, p##15);      \
     } while (0)
+#define COLS_STORE_FULL_ZMM(key_block, out, in) COLS_STORE_FULL_ZMM_P(x, key_block, out, in)
 
 /*
  * Row set: four blocks, one per 128-bit lane, counters ctr_nonce[0] + off +
