@@ -167,4 +167,140 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
         }                                                           \
     } while (0)
 
+/*
+ * ---- "avx2" column rounds in inline assembly (16 ymm registers) ----
+ * The 8-lane column state needs 16 registers and the rotates by 12 and 7
+ * two temporaries; compiled from intrinsics, GCC 12 spilled ~17 values per
+ * double round. Here a batch's 20 rounds and feed-forward are one asm
+ * block (cols_batch_asm_ymm): it holds 14 state words (x0..x7, two of
+ * x8..x11, x12..x15) and two temporaries in the 16 registers and parks the
+ * other two of x8..x11 in slots of the output array (one swap per half
+ * round, as OpenSSL's ChaCha20_8x does). The vpshufb patterns are memory
+ * operands; nothing else touches the stack.
+ * Registers: a0..a3 = ymm0..3 (x0..x3), b0..b3 = ymm4..7 (x4..x7), c0 c1 =
+ * ymm8 ymm9 (x8 x9 between double rounds, x10 x11 in the middle),
+ * t0 t1 = ymm10 ymm11, d0..d3 = ymm12..15 (x12..x15). AT&T order:
+ * "op src2, src1, dst". The asm's operands: [s] the output (and parking)
+ * array, [i] the input state, [r16] and [r8] the patterns.
+ */
+#define CC_a0 "%%ymm0"
+#define CC_a1 "%%ymm1"
+#define CC_a2 "%%ymm2"
+#define CC_a3 "%%ymm3"
+#define CC_b0 "%%ymm4"
+#define CC_b1 "%%ymm5"
+#define CC_b2 "%%ymm6"
+#define CC_b3 "%%ymm7"
+#define CC_c0 "%%ymm8"
+#define CC_c1 "%%ymm9"
+#define CC_t0 "%%ymm10"
+#define CC_t1 "%%ymm11"
+#define CC_d0 "%%ymm12"
+#define CC_d1 "%%ymm13"
+#define CC_d2 "%%ymm14"
+#define CC_d3 "%%ymm15"
+#define CC_R(x) CC_##x
+#define CC_HALF_QR2(a, b, c, d, e, f, g, h, rot, l, r)                       \
+    "vpaddd " CC_R(b) ", " CC_R(a) ", " CC_R(a) "\n\t"                        \
+    "vpxor " CC_R(a) ", " CC_R(d) ", " CC_R(d) "\n\t"                         \
+    "vpshufb %[" #rot "], " CC_R(d) ", " CC_R(d) "\n\t"                       \
+    "vpaddd " CC_R(f) ", " CC_R(e) ", " CC_R(e) "\n\t"                        \
+    "vpxor " CC_R(e) ", " CC_R(h) ", " CC_R(h) "\n\t"                         \
+    "vpshufb %[" #rot "], " CC_R(h) ", " CC_R(h) "\n\t"                       \
+    "vpaddd " CC_R(d) ", " CC_R(c) ", " CC_R(c) "\n\t"                        \
+    "vpxor " CC_R(c) ", " CC_R(b) ", " CC_R(b) "\n\t"                         \
+    "vpslld $" #l ", " CC_R(b) ", " CC_t0 "\n\t"                              \
+    "vpsrld $" #r ", " CC_R(b) ", " CC_R(b) "\n\t"                            \
+    "vpor " CC_t0 ", " CC_R(b) ", " CC_R(b) "\n\t"                            \
+    "vpaddd " CC_R(h) ", " CC_R(g) ", " CC_R(g) "\n\t"                        \
+    "vpxor " CC_R(g) ", " CC_R(f) ", " CC_R(f) "\n\t"                         \
+    "vpslld $" #l ", " CC_R(f) ", " CC_t1 "\n\t"                              \
+    "vpsrld $" #r ", " CC_R(f) ", " CC_R(f) "\n\t"                            \
+    "vpor " CC_t1 ", " CC_R(f) ", " CC_R(f) "\n\t"
+/* Two independent quarter rounds (a, b, c, d) and (e, f, g, h). */
+#define CC_QR2(a, b, c, d, e, f, g, h)                                       \
+    CC_HALF_QR2(a, b, c, d, e, f, g, h, r16, 12, 20)                          \
+    CC_HALF_QR2(a, b, c, d, e, f, g, h, r8, 7, 25)
+/* c0 c1 -> s[i], s[i + 1]; c0 c1 <- s[j], s[j + 1] (byte offsets given). */
+#define CC_SWAP(i, j)                                                        \
+    "vmovdqa " CC_c0 ", " #i "(%[s])\n\t"                                     \
+    "vmovdqa " CC_c1 ", " #i "+32(%[s])\n\t"                                  \
+    "vmovdqa " #j "(%[s]), " CC_c0 "\n\t"                                     \
+    "vmovdqa " #j "+32(%[s]), " CC_c1 "\n\t"
+/*
+ * A double round: four quarter-round pairs, each followed by the text of
+ * its argument (the stitched kernel puts Poly1305 steps there).
+ * s[8] is at byte 256, s[10] at 320.
+ */
+#define CC_DROUND(s1, s2, s3, s4)                                            \
+    CC_QR2(a0, b0, c0, d0, a1, b1, c1, d1) s1                                \
+    CC_SWAP(256, 320)                                                         \
+    CC_QR2(a2, b2, c0, d2, a3, b3, c1, d3) s2                                \
+    CC_QR2(a0, b1, c0, d3, a1, b2, c1, d0) s3                                \
+    CC_SWAP(320, 256)                                                         \
+    CC_QR2(a2, b3, c0, d1, a3, b0, c1, d2) s4
+/* Registers <- the state rows at %[p], but x10 x11. */
+#define CC_LOAD_FROM(p)                                                      \
+    "vmovdqa 0(%[" #p "]), " CC_a0 "\n\t"                                     \
+    "vmovdqa 32(%[" #p "]), " CC_a1 "\n\t"                                    \
+    "vmovdqa 64(%[" #p "]), " CC_a2 "\n\t"                                    \
+    "vmovdqa 96(%[" #p "]), " CC_a3 "\n\t"                                    \
+    "vmovdqa 128(%[" #p "]), " CC_b0 "\n\t"                                   \
+    "vmovdqa 160(%[" #p "]), " CC_b1 "\n\t"                                   \
+    "vmovdqa 192(%[" #p "]), " CC_b2 "\n\t"                                   \
+    "vmovdqa 224(%[" #p "]), " CC_b3 "\n\t"                                   \
+    "vmovdqa 256(%[" #p "]), " CC_c0 "\n\t"                                   \
+    "vmovdqa 288(%[" #p "]), " CC_c1 "\n\t"                                   \
+    "vmovdqa 384(%[" #p "]), " CC_d0 "\n\t"                                   \
+    "vmovdqa 416(%[" #p "]), " CC_d1 "\n\t"                                   \
+    "vmovdqa 448(%[" #p "]), " CC_d2 "\n\t"                                   \
+    "vmovdqa 480(%[" #p "]), " CC_d3 "\n\t"
+/* s[i] = register + init[i] (%[i]); x10 x11 from their slots s[10], s[11]. */
+#define CC_FF1(reg, off)                                                     \
+    "vpaddd " #off "(%[i]), " reg ", " reg "\n\t"                             \
+    "vmovdqa " reg ", " #off "(%[s])\n\t"
+#define CC_FEED_STORE                                                        \
+    CC_FF1(CC_a0, 0) CC_FF1(CC_a1, 32) CC_FF1(CC_a2, 64) CC_FF1(CC_a3, 96)   \
+    CC_FF1(CC_b0, 128) CC_FF1(CC_b1, 160) CC_FF1(CC_b2, 192)                 \
+    CC_FF1(CC_b3, 224) CC_FF1(CC_c0, 256) CC_FF1(CC_c1, 288)                 \
+    "vmovdqa 320(%[s]), " CC_t0 "\n\t"                                        \
+    "vmovdqa 352(%[s]), " CC_t1 "\n\t"                                        \
+    CC_FF1(CC_t0, 320) CC_FF1(CC_t1, 352)                                     \
+    CC_FF1(CC_d0, 384) CC_FF1(CC_d1, 416) CC_FF1(CC_d2, 448)                 \
+    CC_FF1(CC_d3, 480)
+#define CC_CLOBBERS                                                          \
+    "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8",  \
+    "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
+
+/*
+ * One 8-lane batch's rounds and feed-forward: w[i] = rounds(init)[i] +
+ * init[i], with init[16] the column input state (word i of the eight
+ * blocks in init[i]) and w[16] the output, both 32-byte aligned; 'rot' the
+ * two vpshufb patterns (rotate by 16, by 8). w[8..11] are also the parking
+ * slots during the rounds.
+ */
+CHAPOLY_INLINE void cols_batch_asm_ymm(const __m256i init[16], __m256i w[16],
+                                       const __m256i rot[2])
+{
+    unsigned n;
+
+    __asm__("vmovdqa 320(%[i]), " CC_t0 "\n\t"
+            "vmovdqa 352(%[i]), " CC_t1 "\n\t"
+            "vmovdqa " CC_t0 ", 320(%[s])\n\t"
+            "vmovdqa " CC_t1 ", 352(%[s])\n\t"
+            CC_LOAD_FROM(i)
+            "movl $10, %[n]\n\t"
+            ".p2align 5\n"
+            "1:\n\t"
+            CC_DROUND("", "", "", "")
+            "decl %[n]\n\t"
+            "jnz 1b\n\t"
+            CC_FEED_STORE
+            : "=m"(*(__m256i(*)[16])w), [n] "=&r"(n)
+            : [s] "r"(w), [i] "r"(init), "m"(*(const __m256i(*)[16])init),
+              [r16] "m"(rot[0]), [r8] "m"(rot[1])
+            : "cc", CC_CLOBBERS);
+}
+
+
 #endif
