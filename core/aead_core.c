@@ -12,7 +12,7 @@
  *    kernel (chapoly_aead_xor_hash); sealing, the first text's last
  *    kilobyte is hashed beside the first of them (prev_ciphertext).
  *  - Streaming, text that is not a whole kilobyte goes through a batch
- *    (aead_core.h): a whole ChaCha20 batch of keystream made ahead in one
+ *    (aead_core.h): whole ChaCha20 batches of keystream made ahead in one
  *    call and consumed by this and the following updates (an update that
  *    fits the keystream already made is an XOR, no kernel call), its
  *    ciphertext collected in the state and hashed in one Poly1305 run when
@@ -67,12 +67,16 @@ static size_t aead_first_text_len(size_t len)
 }
 
 /*
- * Keystream one streaming batch makes: a whole 16-lane batch at the levels
- * with the zmm ChaCha20 (the ones with chacha20_keyblock_xor), else 8 lanes.
+ * Keystream one streaming batch makes: AEAD_BATCH_MAX, a whole 16-lane
+ * batch or two 8-lane ones. Measured (instructions at the avx2 level, 16 KiB
+ * messages in 256-byte updates): 512-byte batches cost 13 % more per byte
+ * (kernel calls); 2 KiB batches 3 % less, but a message wastes half a batch
+ * of keystream at its end on average, as much again at 16 KiB.
  */
-static inline unsigned aead_batch_bytes(const chapoly_kernels *k)
+static inline unsigned aead_batch_bytes(const chapoly_aead *a)
 {
-    return k->chacha20_keyblock_xor != NULL ? AEAD_BATCH_MAX : AEAD_BATCH_MAX / 2;
+    (void)a;
+    return AEAD_BATCH_MAX;
 }
 
 /* Counter and nonce of the text block at offset pos (a multiple of 64). */
@@ -314,7 +318,7 @@ static void aead_next_batch(chapoly_aead *a)
 {
     const chapoly_kernels *k = a->k;
     unsigned full = a->batch_used & ~63u, tail = a->batch_used & 63u;
-    unsigned bytes = aead_batch_bytes(k);
+    unsigned bytes = aead_batch_bytes(a);
     uint32_t ctr_nonce[4];
 
     if (full > 0) {
@@ -345,10 +349,14 @@ static size_t aead_direct(chapoly_aead *a, uint8_t *out, const uint8_t *in, size
     size_t whole = len & ~(size_t)1023;
     uint32_t ctr_nonce[4];
 
-    if (whole > 0 && enc && prev_ciphertext == NULL && a->batch_used == 1024)
-        prev_ciphertext = a->ct;
-    else if (a->batch_used > 0)
+    if (whole > 0 && enc && prev_ciphertext == NULL && a->batch_used >= 1024) {
+        /* the last kilobyte beside the first kilobyte's ChaCha20 */
+        if (a->batch_used > 1024)
+            k->poly1305_blocks(&a->poly, a->ct, a->batch_used - 1024, 1);
+        prev_ciphertext = a->ct + a->batch_used - 1024;
+    } else if (a->batch_used > 0) {
         k->poly1305_blocks(&a->poly, a->ct, a->batch_used, 1);
+    }
     if (whole == 0 && prev_ciphertext != NULL)
         k->poly1305_blocks(&a->poly, prev_ciphertext, 1024, 1);
     a->batch_start += a->batch_used;

@@ -28,7 +28,7 @@ extern "C" {
 
 /*
  * Streaming text goes through a batch: keystream made ahead in one kernel
- * call (AEAD_BATCH_MAX bytes at the 16-lane levels, half at the others) and
+ * call (AEAD_BATCH_MAX bytes: one 16-lane batch, two 8-lane ones) and
  * consumed across updates, and the ciphertext of the batch collected so
  * that Poly1305 hashes it in one run once the batch is used up (or at the
  * finish). Text positions: batch_start (a multiple of 64) is the text offset

@@ -14,7 +14,7 @@
  *
  * Streaming batches (keystream made ahead, ciphertext collected for the
  * MAC): updates of fixed sizes that end mid-block, mid-MAC-block and on
- * batch ends (512 and 1024 bytes), with the caller overwriting its buffers
+ * batch ends (1 KiB batches), with the caller overwriting its buffers
  * between updates (sealing: the output it got; opening in place: the
  * plaintext it got), one state reused for messages under new nonces and
  * keys after a finish, a verify or an abandoned message, and the keystream
@@ -378,8 +378,8 @@ static int batch_run(chapoly_aead *a, const chapoly_kernels *k, const uint8_t *k
 static void stream_batches(const chapoly_kernels *k)
 {
     static const size_t us[] = { 1, 7, 15, 16, 31, 64, 136, 255, 256, 500, 511, 512, 513,
-                                 1000, 1023, 1024, 1025, 1536, 2048, 4096 };
-    static const size_t lens[] = { 1, 100, 1024, 2048, 3000, 5000, 8192 + 17 };
+                                 1000, 1023, 1024, 1025, 1536, 2047, 2048, 2049, 4096 };
+    static const size_t lens[] = { 1, 100, 1024, 2048, 3000, 5000, 8192 + 17, 12345 };
     chapoly_aead *a = state_alloc();
     uint8_t key[2][32], nonce[12], tag_ref[16], tag[16], aad[13];
 
