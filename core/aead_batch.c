@@ -4,9 +4,9 @@
  *  - start (XChaCha20 only): the HChaCha20 subkeys of all messages in one
  *    call (HChaCha20 is the block function without its feed-forward, so
  *    each subkey word is an output word minus its input word);
- *  - the first aad, text or finish call: the Poly1305 key blocks (counter
- *    0) of all messages in one call, or, when text comes first, in the same
- *    calls as the text's keystream;
+ *  - the Poly1305 key blocks (counter 0): in the same calls as the text's
+ *    keystream when the AAD so far fits each message's aad_buf (it waits
+ *    there), else at the aad call that overflows it, all in one call;
  *  - text: every message whose text is short (CHAPOLY_BATCH_SHORT) and
  *    starts on a block boundary queues its blocks; up to BATCH_BLOCKS
  *    queued blocks of many messages go to one call, then each message
@@ -23,6 +23,7 @@
  * Secrets on the stack (the input states carry the key words, the
  * keystream buffer Poly1305 keys and keystream) are wiped before return.
  */
+#include <stddef.h>
 #include <string.h>
 #include "aead_batch.h"
 #include "bytes.h"
@@ -58,16 +59,17 @@ static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
 /*
  * Only what can hold secrets in each phase: between the key blocks and the
  * tags, whole messages (Poly1305 states whose layout belongs to the level);
- * before the key blocks, the streams ((sub)keys); after finish, nothing (it
+ * before the key blocks, the streams ((sub)keys) and waiting AAD; after finish, nothing (it
  * wiped the streams, and each level's final wipes its Poly1305 state).
  */
 void chapoly_batch_clear(chapoly_batch *b)
 {
     if (b->phase == PHASE_AAD || b->phase == PHASE_TEXT)
         chapoly_wipe(b->m, b->n * sizeof(b->m[0]));
-    else if (b->phase == PHASE_NEW)
+    else if (b->phase == PHASE_NEW) /* streams and any AAD waiting: all but the Poly1305 state */
         for (size_t i = 0; i < b->n; i++)
-            chapoly_wipe(&b->m[i].stream, sizeof(b->m[i].stream));
+            chapoly_wipe(&b->m[i].stream,
+                         sizeof(b->m[i]) - offsetof(chapoly_batch_msg, stream));
     b->phase = PHASE_DONE;
 }
 
@@ -115,9 +117,20 @@ void chapoly_batch_start(chapoly_batch *b, const chapoly_kernels *k, const uint8
         chapoly_wipe(states, n * 64);
         chapoly_wipe(out, n * 64);
     }
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         b->m[i].aad_len = b->m[i].text_len = 0;
+        b->m[i].aad_buffered = 0;
+    }
     chapoly_wipe(kw, sizeof(kw));
+}
+
+/* A message's Poly1305 key is here: the AAD that waited for it goes in first. */
+static void poly_start(const chapoly_kernels *k, chapoly_batch_msg *m, const uint8_t key[32])
+{
+    chapoly_poly1305_init(k, &m->poly, key);
+    if (m->aad_buffered > 0)
+        chapoly_poly1305_update(k, &m->poly, m->aad_buf, m->aad_buffered);
+    m->aad_buffered = 0;
 }
 
 /* The Poly1305 key blocks of all messages, in one call. */
@@ -130,7 +143,7 @@ static void key_blocks(chapoly_batch *b)
         set_state(states + 16 * i, b->m[i].stream.key, 0, b->m[i].stream.ctr_nonce + 1);
     chapoly_chacha20_multi_blocks(b->k, out, states, b->n);
     for (size_t i = 0; i < b->n; i++)
-        chapoly_poly1305_init(b->k, &b->m[i].poly, out + 64 * i);
+        poly_start(b->k, &b->m[i], out + 64 * i);
     chapoly_wipe(states, b->n * 64);
     chapoly_wipe(out, b->n * 64);
     b->phase = PHASE_AAD;
@@ -138,8 +151,24 @@ static void key_blocks(chapoly_batch *b)
 
 void chapoly_batch_aad(chapoly_batch *b, const uint8_t *const aad[], const size_t len[])
 {
-    if (b->phase == PHASE_NEW)
+    if (b->phase == PHASE_NEW) {
+        size_t i = 0;
+
+        while (i < b->n && len[i] <= CHAPOLY_BATCH_AAD_BUF - b->m[i].aad_buffered)
+            i++;
+        if (i == b->n) { /* every message's AAD still fits: it waits for the text */
+            for (i = 0; i < b->n; i++) {
+                chapoly_batch_msg *m = &b->m[i];
+
+                if (len[i] > 0)
+                    memcpy(m->aad_buf + m->aad_buffered, aad[i], len[i]);
+                m->aad_buffered += (unsigned)len[i];
+                m->aad_len += len[i];
+            }
+            return;
+        }
         key_blocks(b);
+    }
     for (size_t i = 0; i < b->n; i++) {
         if (len[i] == 0)
             continue;
@@ -236,7 +265,7 @@ static void flush(text_queue *t)
         chapoly_batch_msg *m = &b->m[q->msg];
 
         if (q->key)
-            chapoly_poly1305_init(k, &m->poly, t->ks + 64 * q->first);
+            poly_start(k, m, t->ks + 64 * q->first);
         if (t->pad_aad && m->poly.buflen > 0) {
             memcpy(aad_last[n], m->poly.buf, m->poly.buflen);
             memset(aad_last[n] + m->poly.buflen, 0, 16 - m->poly.buflen);

@@ -31,13 +31,17 @@ extern "C" {
 
 #define CHAPOLY_BATCH_MAX 32
 /* Texts up to this length share keystream batches with other messages. */
-#define CHAPOLY_BATCH_SHORT 2048
+#define CHAPOLY_BATCH_SHORT 1023
+/* AAD up to this length per message waits for the text (one shared call for both). */
+#define CHAPOLY_BATCH_AAD_BUF 64
 
 typedef struct chapoly_batch_msg {
     poly1305_state poly;    /* first: 64-byte aligned */
     chacha20_stream stream; /* (sub)key, counter, keystream position */
     uint64_t aad_len;
     uint64_t text_len;
+    unsigned aad_buffered; /* short AAD waits here for the key block's batch */
+    uint8_t aad_buf[CHAPOLY_BATCH_AAD_BUF];
 } chapoly_batch_msg;
 
 typedef struct chapoly_batch {
