@@ -290,6 +290,7 @@ static CHAPOLY_NOINLINE size_t vertical_xor(uint8_t *out, const uint8_t *in, siz
         c += d; b ^= c; b = rotl32(b, 7);                \
     } while (0)
 
+#if CHACHA_WIDE_MIN > 0
 /*
  * Long messages: five blocks per step, 320 bytes, while len >= 320: four
  * in the vertical layout and the fifth in sixteen general registers, in
@@ -382,6 +383,7 @@ static CHAPOLY_NOINLINE size_t wide_xor(uint8_t *out, const uint8_t *in, size_t 
     *ctrp = ctr;
     return len;
 }
+#endif
 
 /*
  * Dead stack: GCC 12 -O2 keeps the rounds in registers but spills a key
