@@ -141,6 +141,13 @@ void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32]);
 void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
                           unsigned padbit);
 void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
+/* Pending lanes folded into the scalar hash (priv words W_H..): aead_avx2.c */
+void poly1305_scalar_avx2(uint64_t *priv);
+/* aead_avx2.c (-mavx2 -mbmi2): the stitched ChaCha20 + scalar Poly1305 */
+void aead_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len,
+                        const uint32_t key[8], const uint32_t ctr_nonce[4],
+                        poly1305_state *st, const uint8_t *prev_ciphertext,
+                        int enc);
 /* batch_avx2.c (-mavx2 -mbmi2) */
 void chacha20_multi_blocks_avx2(uint8_t *out, const uint32_t *states, size_t n);
 void poly1305_multi_blocks_avx2(poly1305_state *const st[], const uint8_t *const in[],

@@ -436,6 +436,20 @@ void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
     }
 }
 
+/*
+ * Pending lanes (if any) folded into the radix-2^64 hash at W_H, for the
+ * stitched kernel (aead_avx2.c), which continues the hash in scalar code.
+ */
+void poly1305_scalar_avx2(uint64_t *p)
+{
+    unsigned s = (unsigned)p[W_STATE];
+
+    if (s & ST_L4) {
+        finish4(p, v5_load(p + W_LANES), NULL, 0, 0);
+        p[W_STATE] = s & ~ST_L4;
+    }
+}
+
 void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16])
 {
     uint64_t *p = st->priv;

@@ -1,0 +1,218 @@
+/*
+ * Stitched ChaCha20 + scalar Poly1305 over whole kilobytes: the "avx2"
+ * table's aead_xor_hash entry (AVX2 + BMI2 only).
+ *
+ * The 8-lane ChaCha20 batch (512 bytes) keeps the vector ports busy; the
+ * radix-2^64 Poly1305 step (mulx, poly1305_scalar.h) runs on the integer
+ * ports. One asm block per batch holds both: 10 double rounds of the
+ * column state (the register plan of chacha20_ymm.h), and in the first
+ * eight of them a Poly1305 block after each quarter-round pair, so the 32
+ * blocks of a neighbouring batch are hashed in the same cycles. The hash
+ * h0 h1 h2 stays in general registers, the key words r0 r1 s1 are memory
+ * operands (a stack copy), the message blocks are loaded as they are hashed.
+ *
+ * Pipelines over n = len / 512 batches (batch j = bytes 512 j .. 512 j + 511):
+ *   open  batch j hashes in[j] during its rounds and writes out[j] after
+ *         them (in place: the ciphertext is read before it is overwritten);
+ *         nothing is left unstitched.
+ *   seal  batch j hashes the ciphertext written two batches earlier when
+ *         the caller passes prev_ciphertext (its two halves go with
+ *         batches 0 and 1), else one batch earlier; the last one or two
+ *         batches of ciphertext go through poly1305_blocks_avx2 afterwards.
+ * A state with pending lanes is folded to the scalar hash first
+ * (poly1305_scalar_avx2). The call ends with a scalar hash or, after the
+ * sealing tail, whatever poly1305_blocks_avx2 leaves.
+ *
+ * Hygiene: no branch on secret data; the input state, the parked words,
+ * the batch output before its transpose, the key copy and whatever the
+ * compiler spills live in the frame of an out-of-line function, which the
+ * caller overwrites afterwards (scrub_stack_2k); the compiler ends the
+ * ymm functions with vzeroupper.
+ */
+#include "chacha20_ymm.h"
+#include "poly1305_scalar.h"
+
+/* vpshufb patterns rotating each 32-bit word left by 16 and by 8 bits. */
+static const __m256i rot_tbl[2] = {
+    { 0x0504070601000302LL, 0x0d0c0f0e09080b0aLL, 0x0504070601000302LL, 0x0d0c0f0e09080b0aLL },
+    { 0x0605040702010003LL, 0x0e0d0c0f0a09080bLL, 0x0605040702010003LL, 0x0e0d0c0f0a09080bLL },
+};
+
+/*
+ * One Poly1305 block at %[m] (padbit 1), m += 16: h = (h + m) r mod p,
+ * partially reduced, the arithmetic and bounds of sc_blocks_mem
+ * (poly1305_scalar.h). Clobbers rdx and the flags (the vector round code
+ * around it uses neither).
+ */
+#define PB                                                                   \
+    "addq 0(%[m]), %[h0]\n\t"                                                 \
+    "adcq 8(%[m]), %[h1]\n\t"                                                 \
+    "adcq $1, %[h2]\n\t"                                                      \
+    "movq %[h0], %%rdx\n\t"                                                   \
+    "mulxq %[kr0], %[h0], %[pa]\n\t"                                          \
+    "mulxq %[kr1], %[pb], %[pc]\n\t"                                          \
+    "movq %[h1], %%rdx\n\t"                                                   \
+    "mulxq %[ks1], %[h1], %[pe]\n\t"                                          \
+    "addq %[h1], %[h0]\n\t"                                                   \
+    "adcq %[pe], %[pa]\n\t"                                                   \
+    "mulxq %[kr0], %[h1], %[pe]\n\t"                                          \
+    "addq %[h1], %[pb]\n\t"                                                   \
+    "adcq %[pe], %[pc]\n\t"                                                   \
+    "movq %[h2], %%rdx\n\t"                                                   \
+    "imulq %[ks1], %%rdx\n\t"                                                 \
+    "imulq %[kr0], %[h2]\n\t"                                                 \
+    "addq %%rdx, %[pb]\n\t"                                                   \
+    "adcq $0, %[pc]\n\t"                                                      \
+    "addq %[pa], %[pb]\n\t"                                                   \
+    "adcq %[pc], %[h2]\n\t"                                                   \
+    "movq %[h2], %[pa]\n\t"                                                   \
+    "andq $-4, %[pa]\n\t"                                                     \
+    "movq %[h2], %[pc]\n\t"                                                   \
+    "shrq $2, %[pc]\n\t"                                                      \
+    "addq %[pc], %[pa]\n\t"                                                   \
+    "andq $3, %[h2]\n\t"                                                      \
+    "addq %[pa], %[h0]\n\t"                                                   \
+    "adcq $0, %[pb]\n\t"                                                      \
+    "adcq $0, %[h2]\n\t"                                                      \
+    "movq %[pb], %[h1]\n\t"                                                   \
+    "leaq 16(%[m]), %[m]\n\t"
+
+/*
+ * A batch's rounds and feed-forward (w = rounds(init) + init, as
+ * cols_batch_asm_ymm) with the 32 Poly1305 blocks at m hashed into h
+ * during the first eight double rounds; k = r0 r1 s1.
+ */
+CHAPOLY_INLINE void batch_hash_asm(const __m256i init[16], __m256i w[16], uint64_t h[3],
+                                   const uint64_t k[3], const uint8_t *m)
+{
+    uint64_t h0 = h[0], h1 = h[1], h2 = h[2], pa, pb, pc, pe;
+    unsigned n;
+
+    __asm__("vmovdqa 320(%[i]), " CC_t0 "\n\t"
+            "vmovdqa 352(%[i]), " CC_t1 "\n\t"
+            "vmovdqa " CC_t0 ", 320(%[s])\n\t"
+            "vmovdqa " CC_t1 ", 352(%[s])\n\t"
+            CC_LOAD_FROM(i)
+            "movl $8, %[n]\n\t"
+            ".p2align 5\n"
+            "1:\n\t"
+            CC_DROUND(PB, PB, PB, PB)
+            "decl %[n]\n\t"
+            "jnz 1b\n\t"
+            "movl $2, %[n]\n"
+            "2:\n\t"
+            CC_DROUND("", "", "", "")
+            "decl %[n]\n\t"
+            "jnz 2b\n\t"
+            CC_FEED_STORE
+            : "=m"(*(__m256i(*)[16])w), [n] "=&r"(n), [h0] "+r"(h0), [h1] "+r"(h1),
+              [h2] "+r"(h2), [pa] "=&r"(pa), [pb] "=&r"(pb), [pc] "=&r"(pc),
+              [pe] "=&r"(pe), [m] "+r"(m)
+            : [s] "r"(w), [i] "r"(init), "m"(*(const __m256i(*)[16])init),
+              "m"(*(const uint8_t(*)[512])m), [kr0] "m"(k[0]), [kr1] "m"(k[1]),
+              [ks1] "m"(k[2]), [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
+            : "cc", "rdx", CC_CLOBBERS);
+    h[0] = h0;
+    h[1] = h1;
+    h[2] = h2;
+}
+
+CHAPOLY_INLINE void xor32(uint8_t *out, const uint8_t *in, __m256i ks)
+{
+    _mm256_storeu_si256((__m256i *)out,
+                        XOR8(_mm256_loadu_si256((const __m256i *)in), ks));
+}
+
+/* A whole keystream block (len: unused, every batch here is whole). */
+CHAPOLY_INLINE void xor_block_whole(uint8_t *out, const uint8_t *in, __m256i lo,
+                                    __m256i hi, size_t idx, size_t len)
+{
+    (void)len;
+    xor32(out + 64 * idx, in + 64 * idx, lo);
+    xor32(out + 64 * idx + 32, in + 64 * idx + 32, hi);
+}
+
+/* One batch: 512 bytes out = in ^ keystream(init), hashing 32 blocks at m if m. */
+CHAPOLY_INLINE void batch(uint8_t *out, const uint8_t *in, const __m256i init[16],
+                          uint64_t h[3], const uint64_t k[3], const uint8_t *m)
+{
+    _Alignas(32) __m256i w[16];
+
+    if (m != NULL)
+        batch_hash_asm(init, w, h, k, m);
+    else
+        cols_batch_asm_ymm(init, w, rot_tbl);
+    __m256i x0 = w[0], x1 = w[1], x2 = w[2], x3 = w[3];
+    __m256i x4 = w[4], x5 = w[5], x6 = w[6], x7 = w[7];
+    __m256i x8 = w[8], x9 = w[9], x10 = w[10], x11 = w[11];
+    __m256i x12 = w[12], x13 = w[13], x14 = w[14], x15 = w[15];
+
+    COLS_TRANSPOSE_YMM();
+    COLS_STORE_YMM(xor_block_whole, out, in, 512);
+}
+
+/*
+ * nb >= 2 batches with the hash in p[W_H..] (scalar). Returns the bytes
+ * of ciphertext at the end of out left for the caller to hash (sealing).
+ */
+static __attribute__((noinline)) size_t
+stitched(uint8_t *out, const uint8_t *in, size_t nb, const uint32_t key[8],
+         const uint32_t ctr_nonce[4], uint64_t *p, const uint8_t *prev_ciphertext, int enc)
+{
+    _Alignas(32) __m256i init[16];
+    uint64_t h[3] = { p[W_H], p[W_H + 1], p[W_H + 2] };
+    const uint64_t k[3] = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
+    size_t j, lag = prev_ciphertext != NULL ? 2 : 1;
+
+    init[0] = BCAST8(SIGMA0);
+    init[1] = BCAST8(SIGMA1);
+    init[2] = BCAST8(SIGMA2);
+    init[3] = BCAST8(SIGMA3);
+    for (int i = 0; i < 8; i++)
+        init[4 + i] = BCAST8(key[i]);
+    init[12] = ADD8(BCAST8(ctr_nonce[0]), COLS_CTR_YMM);
+    init[13] = BCAST8(ctr_nonce[1]);
+    init[14] = BCAST8(ctr_nonce[2]);
+    init[15] = BCAST8(ctr_nonce[3]);
+    for (j = 0; j < nb; j++) {
+        const uint8_t *m;
+
+        if (!enc)
+            m = in + 512 * j; /* hashed before out (== in) is written */
+        else if (j >= lag)
+            m = out + 512 * (j - lag);
+        else
+            m = prev_ciphertext != NULL ? prev_ciphertext + 512 * j : NULL;
+        batch(out + 512 * j, in + 512 * j, init, h, k, m);
+        init[12] = ADD8(init[12], BCAST8(8)); /* mod 2^32 per lane */
+    }
+    put64(p + W_H, h[0]);
+    put64(p + W_H + 1, h[1]);
+    put64(p + W_H + 2, h[2]);
+    /* blocks hashed here: sealing, all but the last 'lag' batches and prev */
+    put64(p + W_SCALAR, p[W_SCALAR] + (enc ? 32 * (nb - lag) + (lag - 1) * 64 : 32 * nb));
+    return enc ? 512 * lag : 0;
+}
+
+/* Overwrite the stack just below the caller's frame (stitched's frame). */
+CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
+
+void aead_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len,
+                        const uint32_t key[8], const uint32_t ctr_nonce[4],
+                        poly1305_state *st, const uint8_t *prev_ciphertext, int enc)
+{
+    size_t nb = len / 512, tail;
+
+    if (!enc)
+        prev_ciphertext = NULL; /* not defined for open */
+    if (nb == 0) {
+        if (prev_ciphertext != NULL)
+            poly1305_blocks_avx2(st, prev_ciphertext, 1024, 1);
+        return;
+    }
+    poly1305_scalar_avx2(st->priv);
+    tail = stitched(out, in, nb, key, ctr_nonce, st->priv, prev_ciphertext, enc);
+    scrub_stack_2k();
+    if (tail > 0)
+        poly1305_blocks_avx2(st, out + len - tail, tail, 1);
+}
