@@ -173,8 +173,13 @@ CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 #ifndef AEAD_SPLIT_MIN
 #define AEAD_SPLIT_MIN 1024
 #endif
-/* A chunk and its output stay in L1 between the ChaCha20 and the hash. */
-#define AEAD_SPLIT_CHUNK 8192
+/*
+ * A chunk stays in L1 (or near) between its ChaCha20 and its hash: 16 KiB
+ * measured ~2 % faster than 8 KiB and 4 % faster than 4 KiB at 16-64 KiB.
+ */
+#ifndef AEAD_SPLIT_CHUNK
+#define AEAD_SPLIT_CHUNK 16384
+#endif
 
 /*
  * The split form: ChaCha20 (two batches in flight from 2 KiB) and the hash
