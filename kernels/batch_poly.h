@@ -1,10 +1,10 @@
 /*
- * poly1305_multi_blocks for the SIMD levels, included by the object of each
- * level's Poly1305 (batch_avx2.c: in front of poly1305_blocks_avx2;
- * batch_avx512ifma.c: of poly1305_blocks_avx512ifma), so each is built with
- * that level's flags and depends on no other level's object: the short
- * messages' scalar Horner chains (poly1305_scalar.h, the state head every
- * SIMD level shares) in one call.
+ * poly1305_multi_blocks in front of a SIMD level's poly1305_blocks, for the
+ * levels with the AVX2 Poly1305 (included by batch_avx2.c, built with that
+ * level's flags): the short messages' scalar Horner chains
+ * (poly1305_scalar.h, the state head every SIMD level shares) in one call.
+ * The "avx512" level has its own, eight messages in IFMA lanes
+ * (batch_avx512ifma.c).
  */
 #ifndef CHAPOLY_BATCH_POLY_H
 #define CHAPOLY_BATCH_POLY_H

@@ -167,7 +167,7 @@ void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out,
                                   const uint32_t ctr_nonce[4]);
 /* batch_avx512.c (AVX-512 F/VL/BW/DQ, no IFMA) */
 void chacha20_multi_blocks_avx512(uint8_t *out, const uint32_t *states, size_t n);
-/* batch_avx512ifma.c (also -mavx512ifma): the multi-message chains, "avx512" only */
+/* batch_avx512ifma.c (also -mavx512ifma): eight messages in IFMA lanes, "avx512" only */
 void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t *const in[],
                                       const size_t len[], size_t n);
 /* poly1305_avx512.c and aead_avx512.c (also -mavx512ifma): "avx512" only */

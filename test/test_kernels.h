@@ -94,6 +94,8 @@ void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *ou
                     const uint8_t *in, size_t len, const uint32_t key[8],
                     const uint32_t ctr_nonce[4]);
 void k_multi_blocks(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
+void k_poly_multi(const chapoly_kernels *k, poly1305_state *const st[], const uint8_t *const in[],
+                  const size_t len[], size_t n);
 /* One raw block of the portable level (the oracle of chacha20_multi_blocks). */
 void chacha20_xor_portable_ref(uint8_t block[64], const uint32_t key[8],
                                const uint32_t ctr_nonce[4]);
@@ -128,5 +130,6 @@ void xor_hash_diff(const chapoly_kernels *k);
 void keyblock_xor_diff(const chapoly_kernels *k);
 void multi_blocks_diff(const chapoly_kernels *k); /* test_kernels_batch.c */
 void batch_core_diff(const chapoly_kernels *k);   /* test_kernels_batch.c */
+void poly_multi_diff(const chapoly_kernels *k);   /* test_kernels_batch.c */
 
 #endif

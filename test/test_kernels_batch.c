@@ -183,3 +183,49 @@ void batch_core_diff(const chapoly_kernels *k)
     }
     free(b);
 }
+
+/*
+ * poly1305_multi_blocks against the portable Poly1305 of each message:
+ * n = 1..20 states (groups of eight lanes and a partial group), lengths of
+ * 0..70 blocks (lanes for the common blocks, scalar chains for the rest,
+ * the level's own blocks beyond 64), some states already past a first
+ * call (scalar, or with lanes or powers from a long one). Through the
+ * upper-state check.
+ */
+void poly_multi_diff(const chapoly_kernels *k)
+{
+    enum { N = 20 };
+    static _Alignas(64) poly1305_state st[N], ref;
+    poly1305_state *sp[N];
+    const uint8_t *in[N], *pre_in[N];
+    size_t len[N], pre[N];
+    uint8_t key[N][32], tag[16], rtag[16];
+
+    for (size_t round = 0; round < 60; round++) {
+        size_t n = 1 + round % N;
+
+        for (size_t i = 0; i < n; i++) {
+            rnd_bytes(key[i], 32);
+            pre[i] = rnd_below(4) == 0 ? 16 * (rnd_below(3) == 0 ? 40 : 1 + rnd_below(5)) : 0;
+            pre_in[i] = pool_at(pre[i]);
+            k->poly1305_init(&st[i], key[i]);
+            if (pre[i] > 0)
+                k->poly1305_blocks(&st[i], pre_in[i], pre[i], 1);
+            len[i] = 16 * (round & 1 ? 8 : rnd_below(71));
+            in[i] = pool_at(len[i]);
+            sp[i] = &st[i];
+        }
+        k_poly_multi(k, sp, in, len, n);
+        for (size_t i = 0; i < n; i++) {
+            k->poly1305_final(&st[i], tag);
+            P->poly1305_init(&ref, key[i]);
+            if (pre[i] > 0)
+                P->poly1305_blocks(&ref, pre_in[i], pre[i], 1);
+            if (len[i] > 0)
+                P->poly1305_blocks(&ref, in[i], len[i], 1);
+            P->poly1305_final(&ref, rtag);
+            CHECK(meq(tag, rtag, 16), "poly1305_multi_blocks n=%zu state %zu (%zu blocks after "
+                  "%zu): tag differs from the portable Poly1305", n, i, len[i] / 16, pre[i] / 16);
+        }
+    }
+}

@@ -345,12 +345,12 @@ void up_init(void)
 
 /* Per level: calls per kernel entry point and the first dirty one. */
 enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_SFINAL,
-       F_SEAL, F_OPEN, F_XORHASH, F_KEYBLOCK_XOR, F_MULTI, F_COUNT };
+       F_SEAL, F_OPEN, F_XORHASH, F_KEYBLOCK_XOR, F_MULTI, F_PMULTI, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
     "chapoly_aead_seal", "chapoly_aead_open", "chapoly_aead_xor_hash",
-    "chapoly_chacha20_keyblock_xor", "chacha20_multi_blocks"
+    "chapoly_chacha20_keyblock_xor", "chacha20_multi_blocks", "poly1305_multi_blocks"
 };
 static struct {
     unsigned long calls, dirty;
@@ -546,6 +546,14 @@ void k_multi_blocks(const chapoly_kernels *k, uint8_t *out, const uint32_t *stat
     k_before();
     chapoly_chacha20_multi_blocks(k, out, states, n);
     k_after(F_MULTI, 64 * n);
+}
+
+void k_poly_multi(const chapoly_kernels *k, poly1305_state *const st[], const uint8_t *const in[],
+                  const size_t len[], size_t n)
+{
+    k_before();
+    chapoly_poly1305_multi_blocks(k, st, in, len, n);
+    k_after(F_PMULTI, n);
 }
 
 void chacha20_xor_portable_ref(uint8_t block[64], const uint32_t key[8],

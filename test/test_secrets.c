@@ -494,6 +494,65 @@ static void kernel_poly_stack(const chapoly_kernels *k)
     }
 }
 
+/*
+ * poly1305_multi_blocks (the batched AEAD): eight states of 2, 3 or 16
+ * blocks each, or of unequal lengths (lanes for the common blocks, scalar
+ * chains for the rest). The words of all eight keys and the states after.
+ */
+static _Alignas(64) poly1305_state kst8[8], kref8[8];
+static uint8_t kkeys[8][32];
+static const size_t *kmulti_len;
+
+static void multi_op(void *arg)
+{
+    const chapoly_kernels *k = arg;
+    poly1305_state *st[8];
+    const uint8_t *in[8];
+
+    for (int i = 0; i < 8; i++) {
+        st[i] = &kst8[i];
+        in[i] = kmsg + 256 * i;
+    }
+    k->poly1305_multi_blocks(st, in, kmulti_len, 8);
+}
+
+static void kernel_poly_multi_stack(const chapoly_kernels *k)
+{
+    static const size_t lens[][8] = {
+        { 32, 32, 32, 32, 32, 32, 32, 32 },
+        { 48, 48, 48, 48, 48, 48, 48, 48 },
+        { 256, 256, 256, 256, 256, 256, 256, 256 },
+        { 256, 48, 128, 16, 240, 64, 32, 176 },
+    };
+    char what[96];
+
+    for (size_t c = 0; k->poly1305_multi_blocks != NULL && c < sizeof(lens) / sizeof(lens[0]);
+         c++) {
+        poly1305_state *st[8];
+        const uint8_t *in[8];
+
+        t_rand_bytes(kmsg, sizeof(kmsg));
+        nwords = 0;
+        for (int i = 0; i < 8; i++) {
+            t_rand_bytes(kkeys[i], 32);
+            k->poly1305_init(&kst8[i], kkeys[i]);
+            kref8[i] = kst8[i];
+            st[i] = &kref8[i];
+            in[i] = kmsg + 256 * i;
+            add_poly_words(kkeys[i], NULL);
+        }
+        k->poly1305_multi_blocks(st, in, lens[c], 8); /* off-scan: the states after */
+        for (int i = 0; i < 8; i++)
+            add_state_words(&kref8[i], "state word (after the call)");
+        kmulti_len = lens[c];
+        snprintf(what, sizeof(what), "kernel poly1305_multi_blocks, case %zu", c);
+        check_op(multi_op, (void *)k, what);
+        for (int i = 0; i < 8; i++)
+            T_OK(memcmp(kst8[i].priv, kref8[i].priv, 8 * 16) == 0, "%s: state %d", what, i);
+    }
+    nwords = 0;
+}
+
 /* ---- ChaCha20 kernel calls ---- */
 static uint32_t ckey[8], ccn[4];
 static uint8_t cin[2048], cout[2048], ckb[64], chkey[32], chnonce[16], csub[32];
@@ -1056,6 +1115,7 @@ static void stack_tests(void)
     T_OK(k != NULL, "kernel table %s", t_kernel());
     if (k != NULL) {
         kernel_poly_stack(k);
+        kernel_poly_multi_stack(k);
         kernel_chacha_stack(k);
         kernel_xor_hash_stack(k);
     }
