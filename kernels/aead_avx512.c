@@ -15,7 +15,10 @@
  * vpaddd/vpxord/vprold costs 1 cycle there): interleaving the hash into
  * the rounds fills no idle port, and the split form with two batches in
  * flight measured 13-15 % faster than the stitched one at 2-64 KiB
- * (bench_kernels -o xor-hash).
+ * (bench_kernels -o xor-hash). Two IFMA steps beside each of double rounds
+ * 1..8 of a two-batch loop (tried: gcc then parks ~15 of the 32 ChaCha20
+ * words around every step) measured 5-6 % slower than the split form at
+ * 4-64 KiB.
  *
  * Stitched (-DAEAD_SPLIT_MIN=SIZE_MAX; for cores where a 16-lane batch is
  * latency-bound, e.g. the 2-cycle vector latency of Zen 5, not measurable
