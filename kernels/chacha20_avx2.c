@@ -4,11 +4,13 @@
  *
  * Shapes, chosen by what is left of len (public):
  *   >= 5 blocks -> 8-lane column batches (one block per ymm lane; a partial
- *                  last batch writes only the blocks it owns);
+ *                  last batch of 5..7 blocks writes only the blocks it
+ *                  owns, a last 1..4 blocks go to row sets);
  *   3..4 blocks -> two interleaved ymm row sets (2 blocks each, one per
- *                  128-bit lane); 2 blocks -> one ymm row set;
- *   1 block     -> the scalar portable kernel (measured faster than a
- *                  latency-bound vector row set for a single block).
+ *                  128-bit lane); 1..2 blocks -> one ymm row set (measured
+ *                  88 ns for one block against 116 ns for the scalar
+ *                  portable kernel on a Zen 4; a whole column batch for a
+ *                  last block cost 142 ns).
  * Rotates: by 16 and 8 with vpshufb (one shuffle uop), by 12 and 7 with
  * shift + shift + or. A partial last block is XORed straight from the
  * keystream registers in 32/16/8/4/2/1-byte steps (at most six steps, no
@@ -129,11 +131,24 @@ CHAPOLY_INLINE void xor_block_part(uint8_t *out, const uint8_t *in, __m256i lo,
     }
 }
 
+/* Block 0 raw to key_block (a key block), the others as xor_block_part. */
+#define KEY_BLOCK_PART(out, in, lo, hi, idx, len)                           \
+    do {                                                                    \
+        if ((idx) == 0) {                                                   \
+            _mm256_storeu_si256((__m256i *)key_block, lo);                  \
+            _mm256_storeu_si256((__m256i *)(key_block + 32), hi);           \
+        } else {                                                            \
+            xor_block_part(out, in, lo, hi, idx, len);                      \
+        }                                                                   \
+    } while (0)
+
 /*
  * 8 blocks, one per lane, from the column input state init[16] (counter
- * lanes in init[12]); writes min(len, 512) bytes.
+ * lanes in init[12]); writes min(len, 512) bytes. key_block != NULL
+ * (a constant at each call site): block 0 goes there raw, and out and in
+ * point 64 bytes before the text (never accessed at that offset).
  */
-CHAPOLY_INLINE void cols8(uint8_t *out, const uint8_t *in, size_t len,
+CHAPOLY_INLINE void cols8(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
                           const __m256i init[16], int full)
 {
     _Alignas(32) __m256i w[16];
@@ -145,7 +160,10 @@ CHAPOLY_INLINE void cols8(uint8_t *out, const uint8_t *in, size_t len,
     __m256i x12 = w[12], x13 = w[13], x14 = w[14], x15 = w[15];
 
     COLS_TRANSPOSE_YMM();
-    COLS_STORE_YMM(xor_block_part, out, in, full ? 512 : len);
+    if (key_block != NULL)
+        COLS_STORE_YMM(KEY_BLOCK_PART, out, in, full ? 512 : len);
+    else
+        COLS_STORE_YMM(xor_block_part, out, in, full ? 512 : len);
 }
 
 /*
@@ -202,9 +220,9 @@ rows(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key_words[8],
  * only 16 ymm registers the compiler must spill part of the round state to
  * this function's frame; chacha20_xor_avx2 scrubs that frame afterwards.
  */
-static __attribute__((noinline)) void
-xor_columns(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
-            const uint32_t ctr_nonce[4])
+CHAPOLY_INLINE void xor_columns_body(uint8_t *key_block, uint8_t *out, const uint8_t *in,
+                                     size_t len, const uint32_t key[8],
+                                     const uint32_t ctr_nonce[4])
 {
     /* the input state, broadcast once per call (scrubbed by the caller) */
     _Alignas(32) __m256i init[16];
@@ -219,15 +237,52 @@ xor_columns(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
     init[13] = BCAST8(ctr_nonce[1]);
     init[14] = BCAST8(ctr_nonce[2]);
     init[15] = BCAST8(ctr_nonce[3]);
+    if (key_block != NULL) { /* the key block and up to 7 blocks of text */
+        uint8_t *o = (uint8_t *)((uintptr_t)out - 64);
+        const uint8_t *i = (const uint8_t *)((uintptr_t)in - 64);
+
+        len += 64;
+        if (len >= 512)
+            cols8(key_block, o, i, 512, init, 1);
+        else
+            cols8(key_block, o, i, len, init, 0);
+        init[12] = ADD8(init[12], BCAST8(8));
+        if (len <= 512)
+            return;
+        in += 448;
+        out += 448;
+        len -= 512;
+    }
     while (len >= 512) {
-        cols8(out, in, 512, init, 1);
+        cols8(NULL, out, in, 512, init, 1);
         init[12] = ADD8(init[12], BCAST8(8)); /* mod 2^32 per lane */
         in += 512;
         out += 512;
         len -= 512;
     }
-    if (len > 0)
-        cols8(out, in, len, init, 0);
+    if (len > 256) {
+        cols8(NULL, out, in, len, init, 0);
+    } else if (len > 0) { /* 1..4 blocks: row sets, not a whole batch */
+        uint32_t cn[4] = { (uint32_t)_mm256_extract_epi32(init[12], 0), ctr_nonce[1],
+                           ctr_nonce[2], ctr_nonce[3] };
+
+        rows(out, in, len, key, cn);
+    }
+}
+
+static __attribute__((noinline)) void
+xor_columns(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+            const uint32_t ctr_nonce[4])
+{
+    xor_columns_body(NULL, out, in, len, key, ctr_nonce);
+}
+
+/* The key block, then len > 192 bytes of text: the shapes of len + 64. */
+static __attribute__((noinline)) void
+keyblock_columns(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
+                 const uint32_t key[8], const uint32_t ctr_nonce[4])
+{
+    xor_columns_body(key_block, out, in, len, key, ctr_nonce);
 }
 
 /*
@@ -246,11 +301,36 @@ void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
     if (len > 256) {
         xor_columns(out, in, len, key, ctr_nonce);
         scrub_stack_2k();
-    } else if (len <= 64) { /* one block: see the header comment */
-        chacha20_xor_portable(out, in, len, key, ctr_nonce);
-        scrub_stack_512(); /* clang 14 leaves key copies in its frames */
     } else {
         rows(out, in, len, key, ctr_nonce);
         scrub_stack_512();
     }
+}
+
+/*
+ * The key block (raw keystream at ctr_nonce[0]) and len bytes of text from
+ * the next counter on, in the shapes of one len + 64 byte call: from 5
+ * blocks in all, column batches whose first block goes to key_block (no
+ * copy of the text); below, one chacha20_xor over a stack buffer of at most
+ * 256 bytes, wiped afterwards.
+ */
+void chacha20_keyblock_xor_avx2(uint8_t key_block[64], uint8_t *out, const uint8_t *in,
+                                size_t len, const uint32_t key[8],
+                                const uint32_t ctr_nonce[4])
+{
+    if (len > 192) {
+        keyblock_columns(key_block, out, in, len, key, ctr_nonce);
+        scrub_stack_2k();
+        return;
+    }
+    _Alignas(32) uint8_t buf[256];
+
+    memset(buf, 0, 64 + len);
+    if (len > 0)
+        memcpy(buf + 64, in, len);
+    chacha20_xor_avx2(buf, buf, 64 + len, key, ctr_nonce);
+    memcpy(key_block, buf, 64);
+    if (len > 0)
+        memcpy(out, buf + 64, len);
+    chapoly_wipe(buf, 64 + len);
 }

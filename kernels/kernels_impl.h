@@ -133,6 +133,9 @@ extern const chapoly_kernels chapoly_kernels_portable_table;
 /* chacha20_avx2.c, poly1305_avx2.c (-mavx2 -mbmi2) */
 void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_keyblock_xor_avx2(uint8_t key_block[64], uint8_t *out, const uint8_t *in,
+                                size_t len, const uint32_t key[8],
+                                const uint32_t ctr_nonce[4]);
 /*
  * Stores the key and a zero hash (poly1305_scalar.h, "state head"): the
  * init of every SIMD Poly1305, the IFMA one included.
