@@ -26,9 +26,14 @@
  */
 #include "bench_evp.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <openssl/err.h>
+
+/* --avx2: OpenSSL's capability mask without AVX-512 (see avx2_reexec). */
+#define AVX2_ONLY_IA32CAP ":~0xC0230000"
 
 /* ------------------------------------------------------------------ */
 /* Settings                                                            */
@@ -79,6 +84,10 @@ static void usage(FILE *f)
             "  --plot FILE.png   seal MB/s vs size, one line per implementation (gnuplot)\n"
             "  --boringssl PATH  BoringSSL libcrypto to dlopen (default /usr/lib/*/android/libcrypto.so.0)\n"
             "  --no-boringssl, --no-sodium   leave those out\n"
+            "  --avx2            AVX2-limited comparison: the program runs itself again with\n"
+            "                    OPENSSL_ia32cap=" AVX2_ONLY_IA32CAP " (the default provider without\n"
+            "                    AVX-512) and CHAPOLY_KERNEL=avx2; BoringSSL's ChaCha20-Poly1305 code\n"
+            "                    is AVX2 at most anyway\n"
             "  --loop OP:IMPL:BYTES:COUNT   run one loop untimed and exit, for profilers, e.g.\n"
             "                    valgrind --tool=callgrind --toggle-collect=bench_loop bench_evp --loop seal:chapoly:16:20000\n"
             "Environment: CHAPOLY_KERNEL=portable|avx2|avx512vl|avx512|avx512-noifma selects chapoly's kernels.\n");
@@ -171,6 +180,8 @@ static void parse_args(int argc, char **argv)
             cfg.loop = NEXT();
         } else if (!strcmp(a, "--no-sodium")) {
             cfg.no_sodium = 1;
+        } else if (!strcmp(a, "--avx2")) {
+            /* handled by avx2_reexec before the libraries initialise */
         } else {
             usage(stderr);
             die("unknown option %s", a);
@@ -277,6 +288,45 @@ static size_t max_size(void)
     return maxsize;
 }
 
+/*
+ * --avx2: both sides limited to AVX2. OpenSSL reads OPENSSL_ia32cap once,
+ * when libcrypto initialises (before main), so the program sets it and
+ * CHAPOLY_KERNEL and runs itself again; BENCH_EVP_AVX2 marks the second
+ * run. The mask clears AVX512F (bit 16), AVX512DQ (17), AVX512IFMA (21),
+ * AVX512BW (30) and AVX512VL (31) of CPUID leaf 7 EBX, the bits OpenSSL
+ * 3.0's ChaCha20 and Poly1305 code tests for its AVX-512 paths.
+ */
+static int avx2_mode;
+
+static void avx2_reexec(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--avx2") == 0)
+            avx2_mode = 1;
+    if (!avx2_mode || getenv("BENCH_EVP_AVX2") != NULL)
+        return;
+    if (setenv("OPENSSL_ia32cap", AVX2_ONLY_IA32CAP, 1) != 0
+        || setenv("CHAPOLY_KERNEL", "avx2", 1) != 0 || setenv("BENCH_EVP_AVX2", "1", 1) != 0)
+        die("--avx2: setenv failed");
+    fflush(NULL);
+    execv("/proc/self/exe", argv);
+    die("--avx2: cannot run /proc/self/exe again: %s", strerror(errno));
+}
+
+static void print_avx2_header(void)
+{
+    if (!avx2_mode)
+        return;
+    const char *cap = getenv("OPENSSL_ia32cap");
+
+    printf("  limits     AVX2 only: default provider OPENSSL_ia32cap=%s, chapoly kernel %s%s\n",
+           cap ? cap : "(unset)", g_kernel,
+           g_have_boring ? ", BoringSSL (no AVX-512 ChaCha20/Poly1305 code)" : "");
+    if (cap == NULL || strcmp(cap, AVX2_ONLY_IA32CAP) != 0 || strcmp(g_kernel, "avx2") != 0)
+        fprintf(stderr, "bench_evp: warning: --avx2 but OPENSSL_ia32cap=%s, kernel %s\n",
+                cap ? cap : "(unset)", g_kernel);
+}
+
 /* bench_evp_pipeline.c: "bench_evp pipeline ..." (OpenSSL 3.5 pipeline API). */
 int pipeline_main(int argc, char **argv);
 
@@ -289,6 +339,7 @@ int main(int argc, char **argv)
     double load0[3] = { 0 };
     char cpu[320];
 
+    avx2_reexec(argc, argv);
     parse_args(argc, argv);
     getloadavg(load0, 3);
     cpu_model(cpu, sizeof(cpu));
@@ -304,6 +355,7 @@ int main(int argc, char **argv)
     clock_warmup();
     probe_ghz();
     print_header(cpu, load0);
+    print_avx2_header();
 
     bufset *b = bufset_new(max_size());
     cell *cells = calloc(N_OPS * (size_t)(cfg.nsizes + 2), sizeof(cell));
