@@ -86,15 +86,15 @@ static CHAPOLY_NOINLINE void lanes8(uint64_t *const p[8], const uint8_t *const i
 
 CHAPOLY_DEFINE_SCRUB(scrub_lanes, 1024)
 
-/* The group's common blocks in lanes, then each message's rest in its scalar chain. */
+/*
+ * The group's common blocks (steps: its shortest message's) in lanes, then
+ * each message's rest in its scalar chain. steps is kept in general
+ * registers as the group grows (a vector min here would move a length out
+ * of a vector register into a branch, which ct_objdump refuses).
+ */
 static void run_group(uint64_t *const p[8], const uint8_t *const in[8], const size_t nb[8],
-                      size_t n)
+                      size_t n, size_t steps)
 {
-    size_t steps = nb[0];
-
-    for (size_t i = 1; i < n; i++)
-        if (nb[i] < steps)
-            steps = nb[i];
     if (steps < LANES_MIN) {
         steps = 0;
     } else {
@@ -115,7 +115,7 @@ void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t 
     static const uint8_t zero_blocks[16 * LANES_MAX];
     uint64_t *p[8];
     const uint8_t *ip[8];
-    size_t nb[8], g = 0;
+    size_t nb[8], g = 0, steps = 0;
 
     for (size_t i = 0; i < n; i++) {
         uint64_t *w = st[i]->priv;
@@ -129,9 +129,11 @@ void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t 
         }
         p[g] = w;
         ip[g] = in[i];
-        nb[g++] = blocks;
-        if (g == 8) {
-            run_group(p, ip, nb, 8);
+        nb[g] = blocks;
+        if (g == 0 || blocks < steps)
+            steps = blocks;
+        if (++g == 8) {
+            run_group(p, ip, nb, 8, steps);
             g = 0;
         }
     }
@@ -146,6 +148,6 @@ void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t 
             ip[g] = zero_blocks;
             nb[g] = LANES_MAX;
         }
-        run_group(p, ip, nb, used);
+        run_group(p, ip, nb, used, steps);
     }
 }
