@@ -82,15 +82,18 @@ static const __m256i rot_tbl[2] = {
     "leaq 16(%[m]), %[m]\n\t"
 
 /*
- * A batch's rounds and feed-forward (w = rounds(init) + init, as
- * cols_batch_asm_ymm) with the 32 Poly1305 blocks at m hashed into h
- * during the rounds; k = r0 r1 s1.
+ * One whole batch, out[0..511] = in ^ keystream of init (as
+ * cols_batch_full_asm_ymm), with the 32 Poly1305 blocks at m hashed into h
+ * during the rounds; k = r0 r1 s1, park four 32-byte aligned slots. The
+ * blocks at m are all loaded before out is stored (m may be in).
  */
-CHAPOLY_INLINE void batch_hash_asm(const __m256i init[16], __m256i w[16], uint64_t h[3],
-                                   const uint64_t k[3], const uint8_t *m)
+CHAPOLY_INLINE void batch_hash_asm(const __m256i init[16], __m256i park[4], uint8_t *out,
+                                   const uint8_t *in, uint64_t h[3], const uint64_t k[3],
+                                   const uint8_t *m)
 {
     uint64_t h0 = h[0], h1 = h[1], h2 = h[2], pa, pb, pc, pe;
-    unsigned n;
+    uintptr_t s = (uintptr_t)park - 256; /* CC_DROUND's slots: bytes 256..383 of s */
+    unsigned n; /* a memory operand: every general register but rsp, rbp is taken */
 
     __asm__("vmovdqa 320(%[i]), " CC_t0 "\n\t"
             "vmovdqa 352(%[i]), " CC_t1 "\n\t"
@@ -108,51 +111,27 @@ CHAPOLY_INLINE void batch_hash_asm(const __m256i init[16], __m256i w[16], uint64
             CC_DROUND(PB, PB, PB, "")
             "decl %[n]\n\t"
             "jnz 2b\n\t"
-            CC_FEED_STORE
-            : "=m"(*(__m256i(*)[16])w), [n] "=&r"(n), [h0] "+r"(h0), [h1] "+r"(h1),
-              [h2] "+r"(h2), [pa] "=&r"(pa), [pb] "=&r"(pb), [pc] "=&r"(pc),
-              [pe] "=&r"(pe), [m] "+r"(m)
-            : [s] "r"(w), [i] "r"(init), "m"(*(const __m256i(*)[16])init),
-              "m"(*(const uint8_t(*)[512])m), [kr0] "m"(k[0]), [kr1] "m"(k[1]),
-              [ks1] "m"(k[2]), [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
-            : "cc", "rdx", CC_CLOBBERS);
+            CC_FEED_XOR_STORE
+            : [n] "=m"(n), [h0] "+r"(h0), [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa),
+              [pb] "=&r"(pb), [pc] "=&r"(pc), [pe] "=&r"(pe), [m] "+r"(m)
+            : [s] "r"(s), [i] "r"(init), [o] "r"(out), [x] "r"(in), [kr0] "m"(k[0]),
+              [kr1] "m"(k[1]), [ks1] "m"(k[2]), [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
+            : "cc", "rdx", "memory", CC_CLOBBERS);
     h[0] = h0;
     h[1] = h1;
     h[2] = h2;
-}
-
-CHAPOLY_INLINE void xor32(uint8_t *out, const uint8_t *in, __m256i ks)
-{
-    _mm256_storeu_si256((__m256i *)out,
-                        XOR8(_mm256_loadu_si256((const __m256i *)in), ks));
-}
-
-/* A whole keystream block (len: unused, every batch here is whole). */
-CHAPOLY_INLINE void xor_block_whole(uint8_t *out, const uint8_t *in, __m256i lo,
-                                    __m256i hi, size_t idx, size_t len)
-{
-    (void)len;
-    xor32(out + 64 * idx, in + 64 * idx, lo);
-    xor32(out + 64 * idx + 32, in + 64 * idx + 32, hi);
 }
 
 /* One batch: 512 bytes out = in ^ keystream(init), hashing 32 blocks at m if m. */
 CHAPOLY_INLINE void batch(uint8_t *out, const uint8_t *in, const __m256i init[16],
                           uint64_t h[3], const uint64_t k[3], const uint8_t *m)
 {
-    _Alignas(32) __m256i w[16];
+    _Alignas(32) __m256i park[4];
 
     if (m != NULL)
-        batch_hash_asm(init, w, h, k, m);
+        batch_hash_asm(init, park, out, in, h, k, m);
     else
-        cols_batch_asm_ymm(init, w, rot_tbl);
-    __m256i x0 = w[0], x1 = w[1], x2 = w[2], x3 = w[3];
-    __m256i x4 = w[4], x5 = w[5], x6 = w[6], x7 = w[7];
-    __m256i x8 = w[8], x9 = w[9], x10 = w[10], x11 = w[11];
-    __m256i x12 = w[12], x13 = w[13], x14 = w[14], x15 = w[15];
-
-    COLS_TRANSPOSE_YMM();
-    COLS_STORE_YMM(xor_block_whole, out, in, 512);
+        cols_batch_full_asm_ymm(init, park, rot_tbl, out, in);
 }
 
 /*

@@ -254,7 +254,9 @@ CHAPOLY_INLINE void xor_columns_body(uint8_t *key_block, uint8_t *out, const uin
         len -= 512;
     }
     while (len >= 512) {
-        cols8(NULL, out, in, 512, init, 1);
+        _Alignas(32) __m256i park[4];
+
+        cols_batch_full_asm_ymm(init, park, rot_tbl, out, in);
         init[12] = ADD8(init[12], BCAST8(8)); /* mod 2^32 per lane */
         in += 512;
         out += 512;

@@ -273,6 +273,86 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
     "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15"
 
 /*
+ * The end of a whole batch in asm: feed-forward (init at %[i]; x10 x11 from
+ * their slots at %[s] + 320, + 352), transpose and out = in ^ keystream for
+ * all 512 bytes (%[o], %[x]), every input chunk loaded before the same
+ * chunk of out is stored (out == in is allowed). Lane l of the column
+ * state is block l: block k and 4 + k come from words (x_k, x_4+k) (bytes
+ * 0..31) and (x_8+k, x_12+k) (bytes 32..63), as COLS_STORE_YMM.
+ */
+#define CC_U32L(a, b, d) "vpunpckldq " b ", " a ", " d "\n\t"
+#define CC_U32H(a, b, d) "vpunpckhdq " b ", " a ", " d "\n\t"
+#define CC_U64L(a, b, d) "vpunpcklqdq " b ", " a ", " d "\n\t"
+#define CC_U64H(a, b, d) "vpunpckhqdq " b ", " a ", " d "\n\t"
+/* UNPACK4_YMM of (p, q, r, u) with temporaries v, w: results in r, u, v, w. */
+#define CC_UNPACK4(p, q, r, u, v, w)                                         \
+    CC_U32L(p, q, v) CC_U32H(p, q, w) CC_U32L(r, u, p) CC_U32H(r, u, q)     \
+    CC_U64L(v, p, r) CC_U64H(v, p, u) CC_U64L(w, q, v) CC_U64H(w, q, w)
+/* Two 32-byte chunks from (lo, hi) through temporary t at byte offsets a, b. */
+#define CC_XST2(lo, hi, t, a, b)                                             \
+    "vperm2i128 $0x20, " hi ", " lo ", " t "\n\t"                             \
+    "vpxor " #a "(%[x]), " t ", " t "\n\t"                                    \
+    "vmovdqu " t ", " #a "(%[o])\n\t"                                         \
+    "vperm2i128 $0x31, " hi ", " lo ", " t "\n\t"                             \
+    "vpxor " #b "(%[x]), " t ", " t "\n\t"                                    \
+    "vmovdqu " t ", " #b "(%[o])\n\t"
+#define CC_FF(reg, off) "vpaddd " #off "(%[i]), " reg ", " reg "\n\t"
+#define CC_FEED_XOR_STORE                                                    \
+    CC_FF(CC_a0, 0) CC_FF(CC_a1, 32) CC_FF(CC_a2, 64) CC_FF(CC_a3, 96)       \
+    CC_FF(CC_b0, 128) CC_FF(CC_b1, 160) CC_FF(CC_b2, 192) CC_FF(CC_b3, 224)  \
+    /* x0..x3 -> a2 a3 t0 t1; x4..x7 -> b2 b3 a0 a1 */                       \
+    CC_UNPACK4(CC_a0, CC_a1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
+    CC_UNPACK4(CC_b0, CC_b1, CC_b2, CC_b3, CC_a0, CC_a1)                      \
+    CC_XST2(CC_a2, CC_b2, CC_b0, 0, 256)                                      \
+    CC_XST2(CC_a3, CC_b3, CC_b0, 64, 320)                                     \
+    CC_XST2(CC_t0, CC_a0, CC_b0, 128, 384)                                    \
+    CC_XST2(CC_t1, CC_a1, CC_b0, 192, 448)                                    \
+    CC_FF(CC_c0, 256) CC_FF(CC_c1, 288)                                       \
+    "vmovdqa 320(%[s]), " CC_a2 "\n\t"                                        \
+    "vmovdqa 352(%[s]), " CC_a3 "\n\t"                                        \
+    CC_FF(CC_a2, 320) CC_FF(CC_a3, 352)                                       \
+    CC_FF(CC_d0, 384) CC_FF(CC_d1, 416) CC_FF(CC_d2, 448) CC_FF(CC_d3, 480)  \
+    /* x8..x11 -> a2 a3 t0 t1; x12..x15 -> d2 d3 b0 b1 */                    \
+    CC_UNPACK4(CC_c0, CC_c1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
+    CC_UNPACK4(CC_d0, CC_d1, CC_d2, CC_d3, CC_b0, CC_b1)                      \
+    CC_XST2(CC_a2, CC_d2, CC_c0, 32, 288)                                     \
+    CC_XST2(CC_a3, CC_d3, CC_c0, 96, 352)                                     \
+    CC_XST2(CC_t0, CC_b0, CC_c0, 160, 416)                                    \
+    CC_XST2(CC_t1, CC_b1, CC_c0, 224, 480)
+
+/*
+ * A whole 8-lane batch: out[0..511] = in ^ keystream of the column input
+ * state init[16]; park[4] (32-byte aligned) holds two state words at a
+ * time during the rounds.
+ */
+CHAPOLY_INLINE void cols_batch_full_asm_ymm(const __m256i init[16], __m256i park[4],
+                                            const __m256i rot[2], uint8_t *out,
+                                            const uint8_t *in)
+{
+    unsigned n;
+    /* the slots CC_DROUND uses are at byte offsets 256..383 of s */
+    uintptr_t s = (uintptr_t)park - 256;
+
+    __asm__("vmovdqa 320(%[i]), " CC_t0 "\n\t"
+            "vmovdqa 352(%[i]), " CC_t1 "\n\t"
+            "vmovdqa " CC_t0 ", 320(%[s])\n\t"
+            "vmovdqa " CC_t1 ", 352(%[s])\n\t"
+            CC_LOAD_FROM(i)
+            "movl $10, %[n]\n\t"
+            ".p2align 5\n"
+            "1:\n\t"
+            CC_DROUND("", "", "", "")
+            "decl %[n]\n\t"
+            "jnz 1b\n\t"
+            CC_FEED_XOR_STORE
+            : "=m"(*(uint8_t(*)[512])out), "+m"(*(__m256i(*)[4])park), [n] "=&r"(n)
+            : [s] "r"(s), [i] "r"(init), [o] "r"(out), [x] "r"(in),
+              "m"(*(const __m256i(*)[16])init), "m"(*(const uint8_t(*)[512])in),
+              [r16] "m"(rot[0]), [r8] "m"(rot[1])
+            : "cc", CC_CLOBBERS);
+}
+
+/*
  * One 8-lane batch's rounds and feed-forward: w[i] = rounds(init)[i] +
  * init[i], with init[16] the column input state (word i of the eight
  * blocks in init[i]) and w[16] the output, both 32-byte aligned; 'rot' the
