@@ -64,6 +64,11 @@ static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
  */
 void chapoly_batch_clear(chapoly_batch *b)
 {
+    if (b->n == 1) {
+        chapoly_aead_clear(&b->one);
+        b->phase = PHASE_DONE;
+        return;
+    }
     if (b->phase == PHASE_AAD || b->phase == PHASE_TEXT)
         chapoly_wipe(b->m, b->n * sizeof(b->m[0]));
     else if (b->phase == PHASE_NEW) /* streams and any AAD waiting: all but the Poly1305 state */
@@ -82,6 +87,13 @@ void chapoly_batch_start(chapoly_batch *b, const chapoly_kernels *k, const uint8
     b->k = k;
     b->n = n;
     b->phase = PHASE_NEW;
+    if (n == 1) {
+        if (xchacha)
+            chapoly_aead_start_xchacha(&b->one, k, key, nonces[0]);
+        else
+            chapoly_aead_start(&b->one, k, key, nonces[0]);
+        return;
+    }
     chapoly_load_key(kw, key);
     if (!xchacha) {
         for (size_t i = 0; i < n; i++) {
@@ -120,6 +132,7 @@ void chapoly_batch_start(chapoly_batch *b, const chapoly_kernels *k, const uint8
     for (size_t i = 0; i < n; i++) {
         b->m[i].aad_len = b->m[i].text_len = 0;
         b->m[i].aad_buffered = 0;
+        b->m[i].single = 0;
     }
     chapoly_wipe(kw, sizeof(kw));
 }
@@ -151,6 +164,11 @@ static void key_blocks(chapoly_batch *b)
 
 void chapoly_batch_aad(chapoly_batch *b, const uint8_t *const aad[], const size_t len[])
 {
+    if (b->n == 1) {
+        if (len[0] > 0)
+            chapoly_aead_aad(&b->one, aad[0], len[0]);
+        return;
+    }
     if (b->phase == PHASE_NEW) {
         size_t i = 0;
 
@@ -188,6 +206,27 @@ static void text_short_xor(chapoly_batch_msg *m, uint8_t *out, const uint8_t *in
     if (len & 63) /* the rest of the last block is made again only if more text comes */
         chacha20_stream_set_partial(s, s->ctr_nonce[0] + nb - 1, (unsigned)(len & 63));
     chacha20_stream_advance(s, nb);
+}
+
+/*
+ * Before its key block, with all its AAD waiting: the message moves to the
+ * one-message core (same (sub)key, nonce and AAD).
+ */
+static void go_single(chapoly_batch *b, chapoly_batch_msg *m)
+{
+    uint8_t key[32], nonce[12];
+
+    for (int i = 0; i < 8; i++)
+        store32_le(key + 4 * i, m->stream.key[i]);
+    for (int i = 0; i < 3; i++)
+        store32_le(nonce + 4 * i, m->stream.ctr_nonce[1 + i]);
+    chapoly_wipe(&m->one, sizeof(m->one)); /* the stream's key goes; a zeroed core state */
+    chapoly_aead_start(&m->one, b->k, key, nonce);
+    if (m->aad_buffered > 0)
+        chapoly_aead_aad(&m->one, m->aad_buf, m->aad_buffered);
+    m->aad_buffered = 0;
+    m->single = 1;
+    chapoly_wipe(key, sizeof(key));
 }
 
 /* A short text's last partial MAC block waits in the Poly1305 buffer (empty before). */
@@ -325,6 +364,12 @@ void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *c
     text_queue t;
     uint32_t key = b->phase == PHASE_NEW;
 
+    if (b->n == 1) {
+        if (len[0] > 0)
+            chapoly_aead_text(&b->one, out[0], in[0], len[0], enc);
+        return;
+    }
+
     t.b = b;
     t.out = out;
     t.in = in;
@@ -335,6 +380,15 @@ void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *c
     for (size_t i = 0; i < b->n; i++) {
         chacha20_stream *s = &b->m[i].stream;
         uint32_t text = 0;
+
+        if (key && len[i] >= CHAPOLY_BATCH_LONG)
+            go_single(b, &b->m[i]);
+        if (b->m[i].single) {
+            if (len[i] > 0)
+                chapoly_aead_text(&b->m[i].one, out[i], in[i], len[i], enc);
+            b->m[i].text_len += len[i];
+            continue;
+        }
 
         if (len[i] > 0 && len[i] <= CHAPOLY_BATCH_SHORT && s->keystream_pos == s->keystream_len &&
             s->partial_used == 0 && (t.pad_aad || b->m[i].poly.buflen == 0) &&
@@ -364,28 +418,41 @@ void chapoly_batch_finish(chapoly_batch *b, uint8_t (*tags)[16])
     uint8_t last[CHAPOLY_BATCH_MAX][32];
     poly1305_state *st[CHAPOLY_BATCH_MAX];
     const uint8_t *mac_in[CHAPOLY_BATCH_MAX];
-    size_t mac_len[CHAPOLY_BATCH_MAX];
+    size_t mac_len[CHAPOLY_BATCH_MAX], c = 0;
 
+    if (b->n == 1) {
+        chapoly_aead_finish(&b->one, tags[0]);
+        chapoly_aead_clear(&b->one); /* the (sub)key too */
+        b->phase = PHASE_DONE;
+        return;
+    }
     if (b->phase == PHASE_NEW)
         key_blocks(b);
     for (size_t i = 0; i < b->n; i++) {
         chapoly_batch_msg *m = &b->m[i];
         size_t n = m->poly.buflen;
 
-        memcpy(last[i], m->poly.buf, n);
+        if (m->single) { /* finished on its own core */
+            chapoly_aead_finish(&m->one, tags[i]);
+            chapoly_aead_clear(&m->one);
+            continue;
+        }
+        memcpy(last[c], m->poly.buf, n);
         if (n > 0) {
-            memset(last[i] + n, 0, 16 - n);
+            memset(last[c] + n, 0, 16 - n);
             n = 16;
         }
-        store64_le(last[i] + n, m->aad_len);
-        store64_le(last[i] + n + 8, m->text_len);
+        store64_le(last[c] + n, m->aad_len);
+        store64_le(last[c] + n + 8, m->text_len);
         m->poly.buflen = 0;
-        st[i] = &m->poly;
-        mac_in[i] = last[i];
-        mac_len[i] = n + 16;
+        st[c] = &m->poly;
+        mac_in[c] = last[c];
+        mac_len[c++] = n + 16;
     }
-    chapoly_poly1305_multi_blocks(b->k, st, mac_in, mac_len, b->n);
+    chapoly_poly1305_multi_blocks(b->k, st, mac_in, mac_len, c);
     for (size_t i = 0; i < b->n; i++) {
+        if (b->m[i].single)
+            continue;
         chapoly_poly1305_final(b->k, &b->m[i].poly, tags[i]);
         chapoly_wipe(&b->m[i].stream, sizeof(b->m[i].stream));
     }

@@ -14,6 +14,11 @@
  * calls too, many messages per batch; longer texts go through the
  * one-message stitched path (chapoly_aead_xor_hash in 1 KiB steps).
  *
+ * A batch of one message runs the one-message core (chapoly_aead) itself, and
+ * so does a message whose first text is CHAPOLY_BATCH_LONG bytes or more
+ * while its AAD still waits (nothing to share: the kernels' own batches
+ * are full).
+ *
  * Order: start, any number of aad calls, any number of text calls, then
  * finish (tags). The caller enforces the order, the per-message limit of
  * 2^38 - 64 text bytes, and out == in or no shared byte for every message.
@@ -22,6 +27,7 @@
 #define CHAPOLY_AEAD_BATCH_H
 
 #include "kernels.h"
+#include "aead_core.h"
 #include "chacha20_stream.h"
 #include "poly1305_stream.h"
 
@@ -32,12 +38,20 @@ extern "C" {
 #define CHAPOLY_BATCH_MAX 32
 /* Texts up to this length share keystream batches with other messages. */
 #define CHAPOLY_BATCH_SHORT 1023
+/* A first text this long runs on the one-message core (see above). */
+#define CHAPOLY_BATCH_LONG 1024
 /* AAD up to this length per message waits for the text (one shared call for both). */
 #define CHAPOLY_BATCH_AAD_BUF 64
 
 typedef struct chapoly_batch_msg {
-    poly1305_state poly;    /* first: 64-byte aligned */
-    chacha20_stream stream; /* (sub)key, counter, keystream position */
+    union {
+        struct {
+            poly1305_state poly;    /* first: 64-byte aligned */
+            chacha20_stream stream; /* (sub)key, counter, keystream position */
+        };
+        chapoly_aead one; /* single != 0: the message runs on the one-message core */
+    };
+    int single;
     uint64_t aad_len;
     uint64_t text_len;
     unsigned aad_buffered; /* short AAD waits here for the key block's batch */
@@ -48,7 +62,9 @@ typedef struct chapoly_batch {
     const chapoly_kernels *k;
     size_t n;
     int phase; /* internal: no key blocks yet, AAD, text, done */
-    _Alignas(64) chapoly_batch_msg m[]; /* n of them */
+    /* A batch of one message is that message on the one-message core: nothing to share. */
+    chapoly_aead one;
+    _Alignas(64) chapoly_batch_msg m[]; /* n of them (none when n is 1) */
 } chapoly_batch;
 
 /* Bytes of a chapoly_batch for n messages (allocate 64-byte aligned, zeroed). */

@@ -57,7 +57,7 @@ static void pipeline_wipe(aead_pipeline *p)
 {
     if (p->batch != NULL)
         chapoly_batch_clear(p->batch);
-    OPENSSL_cleanse(p->tags, sizeof(p->tags));
+    OPENSSL_cleanse(p->tags, p->numpipes * sizeof(p->tags[0]));
     p->state = PIPE_OFF;
     p->tags_set = p->tags_ready = 0;
 }
@@ -161,8 +161,8 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
     p->enc = enc;
     p->numpipes = numpipes;
     p->taglen = PIPE_TAGLEN;
-    memset(p->text_len, 0, sizeof(p->text_len));
-    memset(p->out_start, 0, sizeof(p->out_start));
+    memset(p->text_len, 0, numpipes * sizeof(p->text_len[0]));
+    memset(p->out_start, 0, numpipes * sizeof(p->out_start[0]));
     p->state = PIPE_START;
     return 1;
 }
@@ -329,10 +329,10 @@ int chapoly_pipeline_final(aead_pipeline *p, size_t numpipes, unsigned char **ou
                         "tag mismatch (first in pipe %zu): not authentic; every pipe's "
                         "plaintext is wiped", bad);
         }
-        OPENSSL_cleanse(p->tags, sizeof(p->tags));
+        OPENSSL_cleanse(p->tags, numpipes * sizeof(p->tags[0]));
         p->tags_set = 0;
     }
-    OPENSSL_cleanse(calc, sizeof(calc));
+    OPENSSL_cleanse(calc, numpipes * sizeof(calc[0]));
     chapoly_batch_clear(p->batch);
     p->state = PIPE_DONE;
     return ok;
