@@ -220,12 +220,27 @@ rows(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key_words[8],
  * only 16 ymm registers the compiler must spill part of the round state to
  * this function's frame; chacha20_xor_avx2 scrubs that frame afterwards.
  */
-CHAPOLY_INLINE void xor_columns_body(uint8_t *key_block, uint8_t *out, const uint8_t *in,
-                                     size_t len, const uint32_t key[8],
-                                     const uint32_t ctr_nonce[4])
+/* Zero n vectors with stores the optimiser keeps. */
+CHAPOLY_INLINE void wipe_ymm(__m256i *p, size_t n)
 {
-    /* the input state, broadcast once per call (scrubbed by the caller) */
+    for (size_t i = 0; i < n; i++)
+        _mm256_store_si256(p + i, _mm256_setzero_si256());
+    __asm__ volatile("" : : "r"(p) : "memory");
+}
+
+/*
+ * Returns 0 when only whole batches ran: their asm keeps everything but
+ * init and park in registers, and both are wiped here, so the caller needs
+ * no scrub (test_secrets checks the dead stack after whole batches too);
+ * 1 when a key block, a partial batch or row sets ran (scrub the frame).
+ */
+CHAPOLY_INLINE int xor_columns_body(uint8_t *key_block, uint8_t *out, const uint8_t *in,
+                                    size_t len, const uint32_t key[8],
+                                    const uint32_t ctr_nonce[4])
+{
+    /* the input state, broadcast once per call; park: two state words */
     _Alignas(32) __m256i init[16];
+    _Alignas(32) __m256i park[4];
 
     init[0] = BCAST8(SIGMA0);
     init[1] = BCAST8(SIGMA1);
@@ -248,19 +263,22 @@ CHAPOLY_INLINE void xor_columns_body(uint8_t *key_block, uint8_t *out, const uin
             cols8(key_block, o, i, len, init, 0);
         init[12] = ADD8(init[12], BCAST8(8));
         if (len <= 512)
-            return;
+            return 1;
         in += 448;
         out += 448;
         len -= 512;
     }
     while (len >= 512) {
-        _Alignas(32) __m256i park[4];
-
         cols_batch_full_asm_ymm(init, park, rot_tbl, out, in);
         init[12] = ADD8(init[12], BCAST8(8)); /* mod 2^32 per lane */
         in += 512;
         out += 512;
         len -= 512;
+    }
+    if (len == 0 && key_block == NULL) {
+        wipe_ymm(init, 16);
+        wipe_ymm(park, 4);
+        return 0;
     }
     if (len > 256) {
         cols8(NULL, out, in, len, init, 0);
@@ -270,13 +288,14 @@ CHAPOLY_INLINE void xor_columns_body(uint8_t *key_block, uint8_t *out, const uin
 
         rows(out, in, len, key, cn);
     }
+    return 1;
 }
 
-static __attribute__((noinline)) void
+static __attribute__((noinline)) int
 xor_columns(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
             const uint32_t ctr_nonce[4])
 {
-    xor_columns_body(NULL, out, in, len, key, ctr_nonce);
+    return xor_columns_body(NULL, out, in, len, key, ctr_nonce);
 }
 
 /* The key block, then len > 192 bytes of text: the shapes of len + 64. */
@@ -284,7 +303,7 @@ static __attribute__((noinline)) void
 keyblock_columns(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
                  const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    xor_columns_body(key_block, out, in, len, key, ctr_nonce);
+    (void)xor_columns_body(key_block, out, in, len, key, ctr_nonce);
 }
 
 /*
@@ -301,8 +320,8 @@ void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     if (len > 256) {
-        xor_columns(out, in, len, key, ctr_nonce);
-        scrub_stack_2k();
+        if (xor_columns(out, in, len, key, ctr_nonce)) /* public: len % 512 != 0 */
+            scrub_stack_2k();
     } else {
         rows(out, in, len, key, ctr_nonce);
         scrub_stack_512();

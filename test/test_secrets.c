@@ -674,8 +674,12 @@ static void ref_blocks(uint32_t ctr0, size_t nb)
 
 static void kernel_chacha_stack(const chapoly_kernels *k)
 {
-    /* one block (the SIMD levels' scalar fallback), rows, columns, tails */
-    static const size_t lens[] = { 1, 63, 64, 65, 200, 600, 2000 };
+    /*
+     * one block (the SIMD levels' scalar fallback), rows, columns, tails;
+     * 1024: whole batches only (the avx2 level wipes its own state there
+     * instead of scrubbing the frame)
+     */
+    static const size_t lens[] = { 1, 63, 64, 65, 200, 600, 1024, 2000 };
     static const size_t kblens[] = { 0, 1, 63, 64, 65, 200, 600, 1984 };
     char what[96];
 
