@@ -71,10 +71,12 @@ void chapoly_batch_clear(chapoly_batch *b)
     }
     if (b->phase == PHASE_AAD || b->phase == PHASE_TEXT)
         chapoly_wipe(b->m, b->n * sizeof(b->m[0]));
-    else if (b->phase == PHASE_NEW) /* streams and any AAD waiting: all but the Poly1305 state */
-        for (size_t i = 0; i < b->n; i++)
-            chapoly_wipe(&b->m[i].stream,
-                         sizeof(b->m[i]) - offsetof(chapoly_batch_msg, stream));
+    else if (b->phase == PHASE_NEW) /* streams and any AAD waiting */
+        for (size_t i = 0; i < b->n; i++) {
+            chapoly_wipe(&b->m[i].stream, sizeof(b->m[i].stream));
+            chapoly_wipe(b->m[i].aad_buf, sizeof(b->m[i].aad_buf));
+            b->m[i].aad_buffered = 0;
+        }
     b->phase = PHASE_DONE;
 }
 
@@ -220,7 +222,7 @@ static void go_single(chapoly_batch *b, chapoly_batch_msg *m)
         store32_le(key + 4 * i, m->stream.key[i]);
     for (int i = 0; i < 3; i++)
         store32_le(nonce + 4 * i, m->stream.ctr_nonce[1 + i]);
-    chapoly_wipe(&m->one, sizeof(m->one)); /* the stream's key goes; a zeroed core state */
+    chapoly_wipe(&m->stream, sizeof(m->stream)); /* the key lives on in the core only */
     chapoly_aead_start(&m->one, b->k, key, nonce);
     if (m->aad_buffered > 0)
         chapoly_aead_aad(&m->one, m->aad_buf, m->aad_buffered);

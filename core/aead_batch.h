@@ -44,13 +44,13 @@ extern "C" {
 #define CHAPOLY_BATCH_AAD_BUF 64
 
 typedef struct chapoly_batch_msg {
-    union {
-        struct {
-            poly1305_state poly;    /* first: 64-byte aligned */
-            chacha20_stream stream; /* (sub)key, counter, keystream position */
-        };
-        chapoly_aead one; /* single != 0: the message runs on the one-message core */
-    };
+    poly1305_state poly;    /* first: 64-byte aligned */
+    chacha20_stream stream; /* (sub)key, counter, keystream position */
+    /*
+     * single != 0: the message runs on the one-message core. Zeroed with the
+     * batch and left valid by every clear, so a start needs no zeroing.
+     */
+    chapoly_aead one;
     int single;
     uint64_t aad_len;
     uint64_t text_len;

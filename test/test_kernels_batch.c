@@ -182,8 +182,12 @@ void batch_core_diff(const chapoly_kernels *k)
         if (stage == 0)
             chapoly_batch_aad(b, ap, part);
         chapoly_batch_clear(b);
-        CHECK(all_zero_bytes(b->m, 3 * sizeof(b->m[0])),
-              "an abandoned batch (%s) keeps state", stage ? "after start" : "after AAD");
+        for (size_t i = 0; i < 3; i++)
+            CHECK(all_zero_bytes(&b->m[i].stream, sizeof(b->m[i].stream)) &&
+                      all_zero_bytes(b->m[i].aad_buf, sizeof(b->m[i].aad_buf)) &&
+                      all_zero_bytes(b->m[i].one.stream.key, 32),
+                  "an abandoned batch (%s) keeps a key or AAD in message %zu",
+                  stage ? "after start" : "after AAD", i);
     }
     free(b);
 }
