@@ -28,13 +28,13 @@ extern "C" {
 
 /*
  * Streaming text goes through a batch: keystream made ahead in one kernel
- * call (AEAD_BATCH_MAX bytes: one 16-lane batch, two 8-lane ones) and
+ * call (AEAD_BATCH_MAX bytes: two 16-lane batches, four 8-lane ones) and
  * consumed across updates, and the ciphertext of the batch collected so
  * that Poly1305 hashes it in one run once the batch is used up (or at the
  * finish). Text positions: batch_start (a multiple of 64) is the text offset
  * of ks[0] and ct[0]; everything before it is hashed.
  */
-#define AEAD_BATCH_MAX 1024
+#define AEAD_BATCH_MAX 2048
 
 typedef struct chapoly_aead {
     poly1305_state poly;

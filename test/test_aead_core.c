@@ -14,7 +14,7 @@
  *
  * Streaming batches (keystream made ahead, ciphertext collected for the
  * MAC): updates of fixed sizes that end mid-block, mid-MAC-block and on
- * batch ends (1 KiB batches), with the caller overwriting its buffers
+ * batch ends (2 KiB batches), with the caller overwriting its buffers
  * between updates (sealing: the output it got; opening in place: the
  * plaintext it got), one state reused for messages under new nonces and
  * keys after a finish, a verify or an abandoned message, and the keystream
