@@ -15,7 +15,11 @@
  * pipeline is faster).
  *
  * Usage: bench_evp pipeline [--reps N] [--ms MS] [--module PATH] [--sizes A,B,..]
- *                           [--pipes A,B,..]
+ *                           [--pipes A,B,..] [--fixed pipeline|chapoly|default:BATCHES]
+ *
+ * --fixed runs only that operation, BATCHES batches per cell, with no check,
+ * calibration or timing: for instruction counts (valgrind --tool=callgrind;
+ * two runs with different BATCHES give the cost per message by difference).
  */
 #include "bench_evp.h"
 
@@ -160,13 +164,25 @@ int pipeline_main(int argc, char **argv)
     OSSL_PROVIDER *ours_p, *dflt_p;
     OSSL_LIB_CTX *lc;
     pl_state s;
+    int fixed_op = -1;
+    uint64_t fixed_batches = 0;
 
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--reps") == 0 && i + 1 < argc)
             reps = atoi(argv[++i]);
         else if (strcmp(argv[i], "--ms") == 0 && i + 1 < argc)
             ms = atof(argv[++i]);
-        else if (strcmp(argv[i], "--module") == 0 && i + 1 < argc)
+        else if (strcmp(argv[i], "--fixed") == 0 && i + 1 < argc) {
+            const char *v = argv[++i], *colon = strchr(v, ':');
+
+            for (int w = 0; w < PL_N; w++)
+                if (colon != NULL && strncmp(v, pl_names[w], (size_t)(colon - v)) == 0 &&
+                    strlen(pl_names[w]) == (size_t)(colon - v))
+                    fixed_op = w;
+            if (fixed_op < 0)
+                die("--fixed pipeline|chapoly|default:BATCHES");
+            fixed_batches = strtoull(colon + 1, NULL, 10);
+        } else if (strcmp(argv[i], "--module") == 0 && i + 1 < argc)
             cfg.module = argv[++i];
         else if ((strcmp(argv[i], "--sizes") == 0 || strcmp(argv[i], "--pipes") == 0) &&
                  i + 1 < argc) {
@@ -212,6 +228,16 @@ int pipeline_main(int argc, char **argv)
     for (size_t i = 0; i < PL_MAXP * (16384 + TAG_LEN); i++)
         s.in[i] = (uint8_t)(i * 131 + 7);
 
+    if (fixed_op >= 0) {
+        for (size_t si = 0; si < pl_nsizes; si++)
+            for (size_t pi = 0; pi < pl_npipes; pi++)
+                for (uint64_t b = 0; b < fixed_batches; b++)
+                    if (!pl_run(&s, fixed_op, pl_sizes[si], pl_pipes[pi]))
+                        die("pipeline bench: %s failed", pl_names[fixed_op]);
+        printf("%s: %llu batches per cell done\n", pl_names[fixed_op],
+               (unsigned long long)fixed_batches);
+        goto done;
+    }
     printf("bench_evp pipeline: ChaCha20-Poly1305 seal, 13-byte AAD, ns per message "
            "(median of %d interleaved repetitions of ~%.0f ms)\nmodule: %s\n", reps, ms, desc);
     printf("%6s %5s %10s %10s %10s %9s %9s\n", "bytes", "pipes", "pipeline", "chapoly1",
@@ -249,6 +275,7 @@ int pipeline_main(int argc, char **argv)
             fflush(stdout);
         }
     }
+done:
     EVP_CIPHER_CTX_free(s.pctx);
     EVP_CIPHER_CTX_free(s.sctx_ours);
     EVP_CIPHER_CTX_free(s.sctx_dflt);

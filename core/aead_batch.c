@@ -64,8 +64,9 @@ static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
  */
 void chapoly_batch_clear(chapoly_batch *b)
 {
-    if (b->n == 1) {
-        chapoly_aead_clear(&b->one);
+    if (b->n == 1) { /* a finished message was cleared by finish */
+        if (b->phase != PHASE_DONE)
+            chapoly_aead_clear(&b->one);
         b->phase = PHASE_DONE;
         return;
     }

@@ -57,7 +57,9 @@ static void pipeline_wipe(aead_pipeline *p)
 {
     if (p->batch != NULL)
         chapoly_batch_clear(p->batch);
-    OPENSSL_cleanse(p->tags, p->numpipes * sizeof(p->tags[0]));
+    /* Expected tags not yet used (a final wipes them); computed tags are public output. */
+    if (p->tags_set)
+        OPENSSL_cleanse(p->tags, p->numpipes * sizeof(p->tags[0]));
     p->state = PIPE_OFF;
     p->tags_set = p->tags_ready = 0;
 }
@@ -310,30 +312,30 @@ int chapoly_pipeline_final(aead_pipeline *p, size_t numpipes, unsigned char **ou
         fail_decrypt(p);
         return 0;
     }
-    chapoly_batch_finish(p->batch, calc);
-    if (p->enc) {
-        memcpy(p->tags, calc, sizeof(calc[0]) * numpipes);
+    if (p->enc) { /* the tags go out as they are: straight to their buffer */
+        chapoly_batch_finish(p->batch, p->tags);
         p->tags_ready = 1;
-    } else {
-        /* Every pipe is compared (no early exit); the verdicts are public. */
-        for (size_t i = 0; i < numpipes; i++) {
-            int eq = CRYPTO_memcmp(calc[i], p->tags[i], p->taglen) == 0;
-
-            if (!eq && ok)
-                bad = i;
-            ok &= eq;
-        }
-        if (!ok) {
-            wipe_outputs(p);
-            CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
-                        "tag mismatch (first in pipe %zu): not authentic; every pipe's "
-                        "plaintext is wiped", bad);
-        }
-        OPENSSL_cleanse(p->tags, numpipes * sizeof(p->tags[0]));
-        p->tags_set = 0;
+        p->state = PIPE_DONE;
+        return 1;
     }
+    chapoly_batch_finish(p->batch, calc); /* the messages are done (finish wiped them) */
+    /* Every pipe is compared (no early exit); the verdicts are public. */
+    for (size_t i = 0; i < numpipes; i++) {
+        int eq = CRYPTO_memcmp(calc[i], p->tags[i], p->taglen) == 0;
+
+        if (!eq && ok)
+            bad = i;
+        ok &= eq;
+    }
+    if (!ok) {
+        wipe_outputs(p);
+        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
+                    "tag mismatch (first in pipe %zu): not authentic; every pipe's "
+                    "plaintext is wiped", bad);
+    }
+    OPENSSL_cleanse(p->tags, numpipes * sizeof(p->tags[0]));
+    p->tags_set = 0;
     OPENSSL_cleanse(calc, numpipes * sizeof(calc[0]));
-    chapoly_batch_clear(p->batch);
     p->state = PIPE_DONE;
     return ok;
 }
@@ -342,14 +344,16 @@ int chapoly_pipeline_final(aead_pipeline *p, size_t numpipes, unsigned char **ou
 static int tag_array(const aead_pipeline *p, const OSSL_PARAM *param, unsigned char ***tags,
                      size_t *taglen)
 {
-    const void *ptr = NULL;
+    const void *ptr;
 
+    /* OSSL_PARAM_get_octet_ptr's reading, without the call */
     if (param->data_type != OSSL_PARAM_OCTET_PTR || param->data == NULL ||
-        !OSSL_PARAM_get_octet_ptr(param, &ptr, taglen) || ptr == NULL) {
+        (ptr = *(const void *const *)param->data) == NULL) {
         CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER,
                     "\"pipeline-tag\" must be an octet pointer to an array of tag buffers");
         return 0;
     }
+    *taglen = param->data_size;
     if (*taglen == 0 || *taglen > PIPE_TAGLEN) {
         CHAPOLY_ERR(PROV_R_INVALID_TAG_LENGTH, "tag length %zu not in 1..16", *taglen);
         return 0;
