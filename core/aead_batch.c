@@ -285,11 +285,21 @@ typedef struct {
 } text_queue;
 
 /*
- * The queued messages, in three passes that keep each message's order (key
- * block, AAD padding, text): the Poly1305 keys and every padded last AAD
- * block (one multi-message Poly1305 call); the short texts (XOR, their whole
- * MAC blocks in one multi-message call: before the XOR when decrypting, as
- * the text may be in place, after it when encrypting); the long texts.
+ * A first text up to this many whole MAC bytes shares one Poly1305 input
+ * with its message's padded AAD end (copied together into a row of flush's
+ * mac[]): one multi-message call hashes both.
+ */
+#define MERGE_TEXT 256
+
+/*
+ * The queued messages, in passes that keep each message's order (key
+ * block, AAD and its padding, text): the Poly1305 keys, and each padded AAD
+ * end (the AAD that waited for its key block, or a partial last AAD block)
+ * joined to the text's whole MAC blocks in one row of mac[] (alone, in a
+ * call of their own, before a text too long to copy); then the short texts
+ * (XOR, and one multi-message Poly1305 call for every message: before the
+ * XOR when decrypting, as the text may be in place, after it when
+ * encrypting); then the long texts.
  */
 static void flush(text_queue *t)
 {
@@ -297,40 +307,61 @@ static void flush(text_queue *t)
     const chapoly_kernels *k = b->k;
     poly1305_state *st[CHAPOLY_BATCH_MAX];
     const uint8_t *mac_in[CHAPOLY_BATCH_MAX];
-    size_t mac_len[CHAPOLY_BATCH_MAX], n = 0;
-    uint8_t aad_last[CHAPOLY_BATCH_MAX][16];
+    size_t mac_len[CHAPOLY_BATCH_MAX], pre[CHAPOLY_BATCH_MAX], n = 0;
+    _Alignas(64) uint8_t mac[CHAPOLY_BATCH_MAX][CHAPOLY_BATCH_AAD_BUF + MERGE_TEXT];
 
+    _Static_assert(CHAPOLY_BATCH_AAD_BUF % 16 == 0, "waiting AAD pads within its row");
     if (t->nblocks > 0)
         chapoly_chacha20_multi_blocks(k, t->ks, t->states, t->nblocks);
     for (size_t j = 0; j < t->nq; j++) {
         const queued *q = &t->q[j];
         chapoly_batch_msg *m = &b->m[q->msg];
+        const uint8_t *a = NULL;
+        size_t alen = 0, padded;
 
-        if (q->key)
-            poly_start(k, m, t->ks + 64 * q->first);
-        if (t->pad_aad && m->poly.buflen > 0) {
-            memcpy(aad_last[n], m->poly.buf, m->poly.buflen);
-            memset(aad_last[n] + m->poly.buflen, 0, 16 - m->poly.buflen);
+        if (q->key) { /* all its AAD waited for this key block */
+            chapoly_poly1305_init(k, &m->poly, t->ks + 64 * q->first);
+            a = m->aad_buf;
+            alen = m->aad_buffered;
+            m->aad_buffered = 0;
+        } else if (t->pad_aad && m->poly.buflen > 0) { /* a partial last AAD block */
+            a = m->poly.buf;
+            alen = m->poly.buflen;
             m->poly.buflen = 0;
+        }
+        padded = (alen + 15) & ~(size_t)15;
+        pre[j] = padded;
+        if (padded == 0)
+            continue;
+        memcpy(mac[j], a, alen);
+        memset(mac[j] + alen, 0, padded - alen);
+        if (q->text && (t->len[q->msg] & ~(size_t)15) > MERGE_TEXT) {
             st[n] = &m->poly;
-            mac_in[n] = aad_last[n];
-            mac_len[n++] = 16;
+            mac_in[n] = mac[j];
+            mac_len[n++] = padded;
+            pre[j] = 0;
         }
     }
-    chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
+    if (n > 0)
+        chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
     n = 0;
-    for (size_t j = 0; j < t->nq; j++) {
+    for (size_t j = 0; j < t->nq; j++) { /* the MAC inputs (decryption: the ciphertext in) */
         const queued *q = &t->q[j];
-        size_t i = q->msg;
+        size_t i = q->msg, whole = q->text ? t->len[i] & ~(size_t)15 : 0;
 
-        if (!q->text)
+        if (!q->text && pre[j] == 0)
             continue;
         st[n] = &b->m[i].poly;
-        mac_in[n] = t->enc ? t->out[i] : t->in[i];
-        mac_len[n++] = t->len[i] & ~(size_t)15;
-        if (!t->enc) { /* the ciphertext, before an in-place XOR overwrites it */
-            buffer_tail(&b->m[i], t->in[i], t->len[i]);
+        mac_len[n] = pre[j] + whole;
+        if (pre[j] == 0) {
+            mac_in[n++] = t->enc ? t->out[i] : t->in[i];
+        } else {
+            if (!t->enc && whole > 0)
+                memcpy(mac[j] + pre[j], t->in[i], whole);
+            mac_in[n++] = mac[j];
         }
+        if (!t->enc && q->text) /* the ciphertext, before an in-place XOR overwrites it */
+            buffer_tail(&b->m[i], t->in[i], t->len[i]);
     }
     if (!t->enc)
         chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
@@ -341,8 +372,13 @@ static void flush(text_queue *t)
         if (q->text) {
             text_short_xor(&b->m[i], t->out[i], t->in[i], t->len[i],
                            t->ks + 64 * (q->first + q->key));
-            if (t->enc)
+            if (t->enc) {
+                size_t whole = t->len[i] & ~(size_t)15;
+
+                if (pre[j] > 0 && whole > 0)
+                    memcpy(mac[j] + pre[j], t->out[i], whole);
                 buffer_tail(&b->m[i], t->out[i], t->len[i]);
+            }
         }
     }
     if (t->enc)
