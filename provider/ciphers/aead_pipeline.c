@@ -163,34 +163,48 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
     p->enc = enc;
     p->numpipes = numpipes;
     p->taglen = PIPE_TAGLEN;
-    memset(p->text_len, 0, numpipes * sizeof(p->text_len[0]));
-    memset(p->out_start, 0, numpipes * sizeof(p->out_start[0]));
+    if (numpipes == 1) { /* no library call for one pipe */
+        p->text_len[0] = 0;
+        p->out_start[0] = NULL;
+    } else {
+        memset(p->text_len, 0, numpipes * sizeof(p->text_len[0]));
+        memset(p->out_start, 0, numpipes * sizeof(p->out_start[0]));
+    }
     p->state = PIPE_START;
     return 1;
 }
 
-/* Pipeline mode, not finalised, and the numpipes of the init. */
-static int pipeline_ready(const aead_pipeline *p, size_t numpipes, const char *call)
+#if defined(__GNUC__) || defined(__clang__)
+#define PIPE_COLD __attribute__((cold, noinline))
+#else
+#define PIPE_COLD
+#endif
+
+/* Why pipeline_ready refused (out of line: the ready path stays a few instructions). */
+static PIPE_COLD int pipeline_refuse(const aead_pipeline *p, size_t numpipes,
+                                     const char *call)
 {
-    if (!chapoly_pipeline_active(p)) {
+    if (!chapoly_pipeline_active(p))
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
                     "%s: the context is not initialised for a pipeline "
                     "(EVP_CipherPipelineEncryptInit/DecryptInit first)", call);
-        return 0;
-    }
-    if (p->state == PIPE_DONE) {
+    else if (p->state == PIPE_DONE)
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
                     "%s: the pipeline is finalised; initialise it again with new IVs", call);
-        return 0;
-    }
-    if (numpipes != p->numpipes) {
+    else
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
                     "%s: numpipes %zu differs from the %zu given at init (a used context "
                     "re-initialised without EVP_CIPHER_CTX_reset?)", call, numpipes,
                     p->numpipes);
-        return 0;
-    }
-    return 1;
+    return 0;
+}
+
+/* Pipeline mode, not finalised, and the numpipes of the init. */
+static inline int pipeline_ready(const aead_pipeline *p, size_t numpipes, const char *call)
+{
+    if (p != NULL && p->state != PIPE_OFF && p->state != PIPE_DONE && numpipes == p->numpipes)
+        return 1;
+    return pipeline_refuse(p, numpipes, call);
 }
 
 static int check_aad(const aead_pipeline *p, const unsigned char **in, const size_t *inl)
