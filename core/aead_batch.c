@@ -81,22 +81,40 @@ void chapoly_batch_clear(chapoly_batch *b)
     b->phase = PHASE_DONE;
 }
 
+/*
+ * The work of many messages runs out of line (its frames hold kilobytes of
+ * arrays): a batch of one pays only for its one-message core.
+ */
+#if defined(__GNUC__) || defined(__clang__)
+#define BATCH_MANY __attribute__((noinline))
+#else
+#define BATCH_MANY
+#endif
+
+static BATCH_MANY void start_many(chapoly_batch *b, const chapoly_kernels *k,
+                                  const uint8_t key[32], const uint8_t *const nonces[],
+                                  size_t n, int xchacha);
+
 void chapoly_batch_start(chapoly_batch *b, const chapoly_kernels *k, const uint8_t key[32],
                          const uint8_t *const nonces[], size_t n, int xchacha)
 {
-    uint32_t kw[8], nonce[3];
-
     chapoly_batch_clear(b);
     b->k = k;
     b->n = n;
     b->phase = PHASE_NEW;
-    if (n == 1) {
-        if (xchacha)
-            chapoly_aead_start_xchacha(&b->one, k, key, nonces[0]);
-        else
-            chapoly_aead_start(&b->one, k, key, nonces[0]);
-        return;
-    }
+    if (n != 1)
+        start_many(b, k, key, nonces, n, xchacha);
+    else if (xchacha)
+        chapoly_aead_start_xchacha(&b->one, k, key, nonces[0]);
+    else
+        chapoly_aead_start(&b->one, k, key, nonces[0]);
+}
+
+static void start_many(chapoly_batch *b, const chapoly_kernels *k, const uint8_t key[32],
+                       const uint8_t *const nonces[], size_t n, int xchacha)
+{
+    uint32_t kw[8], nonce[3];
+
     chapoly_load_key(kw, key);
     if (!xchacha) {
         for (size_t i = 0; i < n; i++) {
@@ -150,7 +168,7 @@ static void poly_start(const chapoly_kernels *k, chapoly_batch_msg *m, const uin
 }
 
 /* The Poly1305 key blocks of all messages, in one call. */
-static void key_blocks(chapoly_batch *b)
+static BATCH_MANY void key_blocks(chapoly_batch *b)
 {
     _Alignas(64) uint32_t states[CHAPOLY_BATCH_MAX * 16];
     _Alignas(64) uint8_t out[CHAPOLY_BATCH_MAX * 64];
@@ -397,17 +415,11 @@ static void flush(text_queue *t)
     t->nq = t->nblocks = 0;
 }
 
-void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *const in[],
-                        const size_t len[], int enc)
+static BATCH_MANY void text_many(chapoly_batch *b, uint8_t *const out[],
+                                 const uint8_t *const in[], const size_t len[], int enc)
 {
     text_queue t;
     uint32_t key = b->phase == PHASE_NEW;
-
-    if (b->n == 1) {
-        if (len[0] > 0)
-            chapoly_aead_text(&b->one, out[0], in[0], len[0], enc);
-        return;
-    }
 
     t.b = b;
     t.out = out;
@@ -447,24 +459,40 @@ void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *c
     b->phase = PHASE_TEXT;
 }
 
+void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *const in[],
+                        const size_t len[], int enc)
+{
+    if (b->n != 1)
+        text_many(b, out, in, len, enc);
+    else if (len[0] > 0)
+        chapoly_aead_text(&b->one, out[0], in[0], len[0], enc);
+}
+
 /*
  * Per message the zero-padded last partial block (of the text, or of the
  * AAD when no text came) and the lengths: all messages' in one
  * multi-message Poly1305 call, then the tags.
  */
+static BATCH_MANY void finish_many(chapoly_batch *b, uint8_t (*tags)[16]);
+
 void chapoly_batch_finish(chapoly_batch *b, uint8_t (*tags)[16])
+{
+    if (b->n != 1) {
+        finish_many(b, tags);
+        return;
+    }
+    chapoly_aead_finish(&b->one, tags[0]);
+    chapoly_aead_clear(&b->one); /* the (sub)key too */
+    b->phase = PHASE_DONE;
+}
+
+static void finish_many(chapoly_batch *b, uint8_t (*tags)[16])
 {
     uint8_t last[CHAPOLY_BATCH_MAX][32];
     poly1305_state *st[CHAPOLY_BATCH_MAX];
     const uint8_t *mac_in[CHAPOLY_BATCH_MAX];
     size_t mac_len[CHAPOLY_BATCH_MAX], c = 0;
 
-    if (b->n == 1) {
-        chapoly_aead_finish(&b->one, tags[0]);
-        chapoly_aead_clear(&b->one); /* the (sub)key too */
-        b->phase = PHASE_DONE;
-        return;
-    }
     if (b->phase == PHASE_NEW)
         key_blocks(b);
     for (size_t i = 0; i < b->n; i++) {
