@@ -252,6 +252,44 @@ static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, si
     a->phase = PHASE_TEXT;
 }
 
+/* Text in the key block's batch when the level has aead_xor_hash_range: 7 blocks (8 lanes). */
+#define AEAD_RANGE_HEAD 448
+
+/*
+ * First text of a message, n > AEAD_RANGE_HEAD bytes, on a level with
+ * aead_xor_hash_range (the avx2 one): the key block and the first 7 blocks
+ * of text in one 8-lane batch, the Poly1305 key and the AAD, then the rest
+ * of the text in batches that each hash up to 32 blocks of the ciphertext
+ * (those 7 blocks first), so that only what the last batch wrote is hashed
+ * alone (sealing). dst: the output, == in sealing in place; opening, dst
+ * and in share no byte (the caller stages in-place text). The ciphertext
+ * after its last multiple of 64 bytes waits in ct[], as aead_hash_text.
+ */
+static void aead_first_text_range(chapoly_aead *a, uint8_t *dst, const uint8_t *in, size_t n,
+                                  int enc, const uint8_t *aad, size_t aadlen)
+{
+    const chapoly_kernels *k = a->k;
+    _Alignas(64) uint8_t key_block[64];
+    size_t hashed = n & ~(size_t)63;
+    uint32_t ctr_nonce[4];
+
+    chapoly_chacha20_keyblock_xor(k, key_block, dst, in, AEAD_RANGE_HEAD, a->stream.key,
+                                  a->stream.ctr_nonce);
+    aead_key_block(a, key_block, aad, aadlen);
+    aead_wipe_small(key_block, sizeof(key_block));
+    aead_ctr(a, AEAD_RANGE_HEAD, ctr_nonce);
+    k->aead_xor_hash_range(dst + AEAD_RANGE_HEAD, in + AEAD_RANGE_HEAD, n - AEAD_RANGE_HEAD,
+                           AEAD_RANGE_HEAD, hashed - AEAD_RANGE_HEAD, a->stream.key, ctr_nonce,
+                           &a->poly, enc);
+    if (n > hashed)
+        memcpy(a->ct, (enc ? dst : in) + hashed, n - hashed);
+    a->batch_start = hashed;
+    a->batch_used = a->ks_len = (unsigned)(n - hashed);
+    a->aad_buffered = 0;
+    a->text_len = n;
+    a->phase = PHASE_TEXT;
+}
+
 #if defined(__GNUC__) || defined(__clang__)
 /* 16 bytes in a general vector register (SSE2, NEON): no intrinsics, no ISA of its own. */
 typedef uint8_t aead_v16 __attribute__((vector_size(16)));
@@ -422,6 +460,22 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
     /* sealing: the kilobyte of ciphertext before out, not hashed yet */
     const uint8_t *prev_ciphertext = NULL;
 
+    if (a->phase == PHASE_KEY && a->k->aead_xor_hash_range != NULL && len > AEAD_RANGE_HEAD) {
+        uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
+
+        if (enc || !(o < i + len && i < o + len)) {
+            aead_first_text_range(a, out, in, len, enc, aad, aadlen);
+            return;
+        }
+        if (len <= 2048) { /* opening in place: staged, in is hashed as it is read */
+            _Alignas(64) uint8_t s[2048];
+
+            aead_first_text_range(a, s, in, len, enc, aad, aadlen);
+            memcpy(out, s, len);
+            chapoly_wipe(s, len);
+            return;
+        }
+    }
     if (a->phase == PHASE_KEY) {
         /*
          * A long first text starts with one or two 16-lane batches, so that
@@ -620,7 +674,16 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
     aead_begin(&a, k, key, nonce);
     a.aad_len = aadlen;
     a.text_len = len;
-    if (len <= AEAD_FIRST_TEXT_MAX) {
+    if (len > AEAD_RANGE_HEAD && len <= 2048 && k->aead_xor_hash_range != NULL) {
+        _Alignas(64) uint8_t s[2048];
+
+        /* the plaintext to s, the ciphertext hashed as it is read */
+        aead_first_text_range(&a, s, in, len, 0, aad, aadlen);
+        ok = aead_check(&a, tag, taglen);
+        if (ok)
+            memcpy(out, s, len);
+        chapoly_wipe(s, len);
+    } else if (len <= AEAD_FIRST_TEXT_MAX) {
         _Alignas(64) uint8_t s[2048];
 
         aead_first_batch(&a, s, in, len);

@@ -122,6 +122,68 @@ CHAPOLY_INLINE void batch_hash_asm(const __m256i init[16], __m256i park[4], uint
     h[2] = h2;
 }
 
+/*
+ * One whole batch as batch_hash_asm, hashing nblk (0..40) blocks at m: c4
+ * double rounds with four Poly1305 blocks each, c3 with three, then at
+ * most one with two or one, the rest with none (counts in C; every loop
+ * may run zero times). The counters are memory operands.
+ */
+CHAPOLY_INLINE void batch_hash_n_asm(const __m256i init[16], __m256i park[4], uint8_t *out,
+                                     const uint8_t *in, uint64_t h[3], const uint64_t k[3],
+                                     const uint8_t *m, unsigned nblk)
+{
+    uint64_t h0 = h[0], h1 = h[1], h2 = h[2], pa, pb, pc, pe;
+    uintptr_t s = (uintptr_t)park - 256; /* CC_DROUND's slots: bytes 256..383 of s */
+    unsigned c4 = nblk > 30 ? nblk - 30 : 0, c3 = nblk > 30 ? 10 - c4 : nblk / 3;
+    unsigned c2 = nblk < 30 && nblk % 3 == 2, c1 = nblk < 30 && nblk % 3 == 1;
+    unsigned c[5] = { c4, c3, c2, c1, 10 - c4 - c3 - c2 - c1 }; /* 4, 3, 2, 1, 0 blocks */
+
+    __asm__("vmovdqa 320(%[i]), " CC_t0 "\n\t"
+            "vmovdqa 352(%[i]), " CC_t1 "\n\t"
+            "vmovdqa " CC_t0 ", 320(%[s])\n\t"
+            "vmovdqa " CC_t1 ", 352(%[s])\n\t"
+            CC_LOAD_FROM(i)
+            "jmp 20f\n"
+            "21:\n\t"
+            CC_DROUND(PB, PB, PB, PB)
+            "20:\n\t"
+            "subl $1, 0+%[c]\n\t"
+            "jnc 21b\n\t"
+            "jmp 22f\n"
+            "23:\n\t"
+            CC_DROUND(PB, PB, PB, "")
+            "22:\n\t"
+            "subl $1, 4+%[c]\n\t"
+            "jnc 23b\n\t"
+            "jmp 24f\n"
+            "25:\n\t"
+            CC_DROUND(PB, "", PB, "")
+            "24:\n\t"
+            "subl $1, 8+%[c]\n\t"
+            "jnc 25b\n\t"
+            "jmp 26f\n"
+            "27:\n\t"
+            CC_DROUND(PB, "", "", "")
+            "26:\n\t"
+            "subl $1, 12+%[c]\n\t"
+            "jnc 27b\n\t"
+            "jmp 28f\n"
+            "29:\n\t"
+            CC_DROUND("", "", "", "")
+            "28:\n\t"
+            "subl $1, 16+%[c]\n\t"
+            "jnc 29b\n\t"
+            CC_FEED_XOR_STORE
+            : [c] "+m"(c), [h0] "+r"(h0), [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa),
+              [pb] "=&r"(pb), [pc] "=&r"(pc), [pe] "=&r"(pe), [m] "+r"(m)
+            : [s] "r"(s), [i] "r"(init), [o] "r"(out), [x] "r"(in), [kr0] "m"(k[0]),
+              [kr1] "m"(k[1]), [ks1] "m"(k[2]), [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
+            : "cc", "rdx", "memory", CC_CLOBBERS);
+    h[0] = h0;
+    h[1] = h1;
+    h[2] = h2;
+}
+
 /* One batch: 512 bytes out = in ^ keystream(init), hashing 32 blocks at m if m. */
 CHAPOLY_INLINE void batch(uint8_t *out, const uint8_t *in, const __m256i init[16],
                           uint64_t h[3], const uint64_t k[3], const uint8_t *m)
@@ -198,4 +260,81 @@ void aead_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len,
     scrub_stack_2k();
     if (tail > 0)
         poly1305_blocks_avx2(st, out + len - tail, tail, 1);
+}
+
+/*
+ * aead_xor_hash_range (kernels.h): batches of 512 bytes of text, the last
+ * one through a stack copy if partial; batch j hashes up to 32 blocks of
+ * the run [base - pre, base + hash_len) (base: out sealing, in opening),
+ * in order: sealing only the ciphertext of earlier batches (and the pre
+ * bytes), opening anything, so opening in place (pre 0) hashes exactly
+ * each batch's own input before it is overwritten. Returns the bytes of
+ * that run hashed here; the caller hashes the rest.
+ */
+static __attribute__((noinline)) size_t
+stitched_range(uint8_t *out, const uint8_t *in, size_t len, size_t pre, size_t hash_len,
+               const uint32_t key[8], const uint32_t ctr_nonce[4], uint64_t *p, int enc)
+{
+    _Alignas(32) __m256i init[16];
+    _Alignas(32) __m256i park[4];
+    _Alignas(32) uint8_t buf[512];
+    uint64_t h[3] = { p[W_H], p[W_H + 1], p[W_H + 2] };
+    const uint64_t k[3] = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
+    const uint8_t *m = (enc ? out : in) - pre;
+    size_t total = (pre + hash_len) / 16, done = 0, nb = (len + 511) / 512;
+
+    init[0] = BCAST8(SIGMA0);
+    init[1] = BCAST8(SIGMA1);
+    init[2] = BCAST8(SIGMA2);
+    init[3] = BCAST8(SIGMA3);
+    for (int i = 0; i < 8; i++)
+        init[4 + i] = BCAST8(key[i]);
+    init[12] = ADD8(BCAST8(ctr_nonce[0]), COLS_CTR_YMM);
+    init[13] = BCAST8(ctr_nonce[1]);
+    init[14] = BCAST8(ctr_nonce[2]);
+    init[15] = BCAST8(ctr_nonce[3]);
+    for (size_t j = 0; j < nb; j++) {
+        size_t avail = enc ? (pre + 512 * j) / 16 : total, nblk, rem = len - 512 * j;
+
+        if (avail > total)
+            avail = total;
+        nblk = avail - done < 32 ? avail - done : 32;
+        if (rem >= 512) {
+            if (nblk > 0)
+                batch_hash_n_asm(init, park, out + 512 * j, in + 512 * j, h, k, m,
+                                 (unsigned)nblk);
+            else
+                cols_batch_full_asm_ymm(init, park, rot_tbl, out + 512 * j, in + 512 * j);
+        } else {
+            memcpy(buf, in + 512 * j, rem);
+            memset(buf + rem, 0, 512 - rem);
+            batch_hash_n_asm(init, park, buf, buf, h, k, m, (unsigned)nblk);
+            memcpy(out + 512 * j, buf, rem);
+            chapoly_wipe(buf, sizeof(buf)); /* keystream past rem */
+        }
+        m += 16 * nblk;
+        done += nblk;
+        init[12] = ADD8(init[12], BCAST8(8)); /* mod 2^32 per lane */
+    }
+    put64(p + W_H, h[0]);
+    put64(p + W_H + 1, h[1]);
+    put64(p + W_H + 2, h[2]);
+    put64(p + W_SCALAR, p[W_SCALAR] + done);
+    return 16 * done;
+}
+
+void aead_xor_hash_range_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t pre,
+                              size_t hash_len, const uint32_t key[8],
+                              const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    const uint8_t *base = (enc ? out : in) - pre;
+    size_t done = 0;
+
+    if (len > 0) {
+        poly1305_scalar_avx2(st->priv);
+        done = stitched_range(out, in, len, pre, hash_len, key, ctr_nonce, st->priv, enc);
+        scrub_stack_2k();
+    }
+    if (pre + hash_len > done)
+        poly1305_blocks_avx2(st, base + done, pre + hash_len - done, 1);
 }

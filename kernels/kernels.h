@@ -119,6 +119,22 @@ typedef struct chapoly_kernels {
      */
     void (*poly1305_multi_blocks)(poly1305_state *const st[], const uint8_t *const in[],
                                   const size_t len[], size_t n);
+    /*
+     * Optional (NULL: the AEAD core uses chacha20_keyblock_xor,
+     * poly1305_blocks and aead_xor_hash instead): ChaCha20 over len bytes
+     * (any length) from counter ctr_nonce[0], and Poly1305 blocks (padbit
+     * 1) over the pre + hash_len bytes that start pre bytes before the
+     * text's ciphertext (base = out sealing, in opening: base - pre ..
+     * base + hash_len), interleaved. pre and hash_len are multiples of 16,
+     * hash_len <= len; the pre bytes are ciphertext not hashed yet (the
+     * AEAD core: the text of the key block's batch). Sealing, out == in is
+     * allowed; opening, out == in only with pre == 0, else out and in
+     * share no byte. st as for aead_xor_hash. The core's first text: a
+     * whole short message in one batch pipeline.
+     */
+    void (*aead_xor_hash_range)(uint8_t *out, const uint8_t *in, size_t len, size_t pre,
+                                size_t hash_len, const uint32_t key[8],
+                                const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 } chapoly_kernels;
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -172,6 +188,11 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
                            const uint8_t *in, size_t len, const uint32_t key[8],
                            const uint32_t ctr_nonce[4], poly1305_state *st,
                            const uint8_t *prev_ciphertext, int enc);
+
+/* The table's aead_xor_hash_range, or chacha20_xor and poly1305_blocks in its order. */
+void chapoly_aead_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                 size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
+                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 
 /* The table's chacha20_multi_blocks, or the same bytes through chacha20_xor. */
 void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,

@@ -51,6 +51,25 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
     }
 }
 
+void chapoly_aead_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                 size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
+                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    if (k->aead_xor_hash_range != NULL) {
+        k->aead_xor_hash_range(out, in, len, pre, hash_len, key, ctr_nonce, st, enc);
+    } else if (enc) {
+        if (len > 0)
+            k->chacha20_xor(out, in, len, key, ctr_nonce);
+        if (pre + hash_len > 0)
+            k->poly1305_blocks(st, out - pre, pre + hash_len, 1);
+    } else {
+        if (pre + hash_len > 0)
+            k->poly1305_blocks(st, in - pre, pre + hash_len, 1);
+        if (len > 0)
+            k->chacha20_xor(out, in, len, key, ctr_nonce);
+    }
+}
+
 void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
                                    const uint32_t *states, size_t n)
 {

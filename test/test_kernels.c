@@ -248,6 +248,7 @@ int main(void)
         poly_diff(k);
         aead_diff(k);
         xor_hash_diff(k);
+        xor_hash_range_diff(k);
         keyblock_xor_diff(k);
         multi_blocks_diff(k);
         batch_core_diff(k);

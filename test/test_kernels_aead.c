@@ -309,6 +309,116 @@ void xor_hash_diff(const chapoly_kernels *k)
                       (int)rnd_below(2), (int)rnd_below(2), i);
 }
 
+/*
+ * chapoly_aead_xor_hash_range (the level's kernel where it has one)
+ * against portable ChaCha20 then Poly1305: pre bytes of ciphertext just
+ * before the text's (out sealing, in opening), len bytes of text (any
+ * length), the first hash_len of its ciphertext hashed; the hash enters
+ * with a prefix in every state form and more blocks follow. Output, the
+ * pre bytes (unchanged), guard bytes and the tag must match.
+ */
+static void xor_hash_range_case(const chapoly_kernels *k, size_t prefix, size_t pre,
+                                size_t len, size_t hash_len, size_t post, int enc, int inplace,
+                                size_t i)
+{
+    uint8_t key[32], pkey[32], rtag[16], tag[16];
+    uint32_t kw[8], ctr_nonce[4];
+    size_t off = rnd_below(64);
+    const uint8_t *src = pool_at(len), *prefix_data = pool_at(prefix);
+    const uint8_t *pre_data = pool_at(pre), *postfix_data = pool_at(post);
+    poly1305_state rs_, ks_;
+
+    if (!enc && inplace)
+        pre = 0; /* the contract: opening in place only without pre bytes */
+    rnd_bytes(key, 32);
+    rnd_bytes(pkey, 32);
+    chapoly_load_key(kw, key);
+    ctr_nonce[0] = pick_counter(i);
+    ctr_nonce[1] = (uint32_t)rnd64();
+    ctr_nonce[2] = (uint32_t)rnd64();
+    ctr_nonce[3] = (uint32_t)rnd64();
+
+    /* reference */
+    P->poly1305_init(&rs_, pkey);
+    if (prefix)
+        P->poly1305_blocks(&rs_, prefix_data, prefix, 1);
+    if (pre)
+        P->poly1305_blocks(&rs_, pre_data, pre, 1);
+    if (len)
+        P->chacha20_xor(rbuf, src, len, kw, ctr_nonce);
+    if (hash_len)
+        P->poly1305_blocks(&rs_, enc ? rbuf : src, hash_len, 1);
+    if (post)
+        P->poly1305_blocks(&rs_, postfix_data, post, 1);
+    P->poly1305_final(&rs_, rtag);
+
+    /* out at tout + 64 + pre + off; sealing, the pre bytes just before it */
+    uint8_t *o = tout + 64 + 1024 + off, *x = tin + 64 + 1024 + (off ^ 9);
+    memset(tout, SENT, 64 + 1024 + off + len + 64);
+    k->poly1305_init(&ks_, pkey);
+    if (prefix)
+        k->poly1305_blocks(&ks_, prefix_data, prefix, 1);
+    if (inplace) {
+        memcpy(o - pre, pre_data, pre);
+        memcpy(o, src, len);
+        k_xor_hash_range(k, o, o, len, pre, hash_len, kw, ctr_nonce, &ks_, enc);
+    } else {
+        memcpy(enc ? o - pre : x - pre, pre_data, pre);
+        memcpy(x, src, len);
+        k_xor_hash_range(k, o, x, len, pre, hash_len, kw, ctr_nonce, &ks_, enc);
+    }
+    if (post)
+        k->poly1305_blocks(&ks_, postfix_data, post, 1);
+    k->poly1305_final(&ks_, tag);
+    CHECK(len == 0 || memcmp(o, rbuf, len) == 0,
+          "%s aead_xor_hash_range output differs: %s, %zu bytes, ctr %08x%s", k->name,
+          enc ? "enc" : "dec", len, ctr_nonce[0], inplace ? " in place" : "");
+    CHECK(memcmp(tag, rtag, 16) == 0,
+          "%s aead_xor_hash_range tag differs: %s prefix %zu, pre %zu, %zu bytes, hash %zu, "
+          "post %zu%s", k->name, enc ? "enc" : "dec", prefix, pre, len, hash_len, post,
+          inplace ? " in place" : "");
+    CHECK(pre == 0 || !(inplace || enc) || memcmp(o - pre, pre_data, pre) == 0,
+          "%s aead_xor_hash_range changed the pre bytes: %zu bytes", k->name, len);
+    CHECK(all_byte(tout, 64 + 1024 + off - (inplace || enc ? pre : 0), SENT) &&
+              all_byte(o + len, 64, SENT),
+          "%s aead_xor_hash_range wrote outside the output: %zu bytes", k->name, len);
+}
+
+void xor_hash_range_diff(const chapoly_kernels *k)
+{
+    static const size_t pres[] = { 0, 16, 448, 512, 1008, 1024 };
+    static const size_t prefixes[] = { 0, 1, 8, 17, 40, 100 };
+    size_t i = 0;
+
+    /* every length 0..3 KiB + 64, the hash over its whole 64-byte blocks or all 16-byte ones */
+    for (size_t len = 0; len <= 3136; len++, i++) {
+        size_t hash_len = (i & 1) ? len & ~(size_t)63 : len & ~(size_t)15;
+
+        xor_hash_range_case(k, 16 * prefixes[i % 6], pres[(i / 2) % 6], len, hash_len,
+                            16 * (i % 5), (int)((i / 3) & 1), (int)(i % 7 == 0), i);
+    }
+    /* around the 512-byte batches: every pre, shorter hashes, both directions, in place */
+    for (size_t b = 0; b <= 8; b++)
+        for (long d = -17; d <= 17; d += 4)
+            for (size_t p = 0; p < sizeof(pres) / sizeof(pres[0]); p++)
+                for (int enc = 0; enc <= 1; enc++, i++) {
+                    long l = (long)(512 * b) + d;
+                    size_t len = l < 0 ? 0 : (size_t)l;
+                    size_t hash_len = (i % 3 == 0) ? 16 * rnd_below(len / 16 + 1)
+                                                   : len & ~(size_t)15;
+
+                    xor_hash_range_case(k, 16 * prefixes[i % 6], pres[p], len, hash_len,
+                                        16 * (i % 3), enc, (int)(i % 4 == 0), i);
+                }
+    for (size_t j = 0; j < 40; j++, i++) {
+        size_t len = rnd_below(20000);
+
+        xor_hash_range_case(k, 16 * rnd_below(300), 16 * rnd_below(65), len,
+                            16 * rnd_below(len / 16 + 1), 16 * rnd_below(70),
+                            (int)rnd_below(2), (int)rnd_below(2), i);
+    }
+}
+
 void aead_diff(const chapoly_kernels *k)
 {
     for (size_t aad = 0; aad <= 40; aad++)
