@@ -42,6 +42,37 @@ enum { PHASE_NEW, PHASE_AAD, PHASE_TEXT, PHASE_DONE };
 _Static_assert(CHAPOLY_BATCH_SHORT / 64 + 1 <= BATCH_BLOCKS, "a short text fits one call");
 _Static_assert(CHAPOLY_BATCH_MAX <= BATCH_BLOCKS, "all key blocks fit one call");
 
+/*
+ * n bytes (lengths are public), inline: the short copies of every message
+ * (AAD, text tails, MAC rows) cost a library call each otherwise.
+ */
+static inline void copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
+{
+    if (n >= 64) {
+        memcpy(d, s, n);
+        return;
+    }
+    for (; n >= 16; n -= 16, d += 16, s += 16)
+        memcpy(d, s, 16);
+    if (n & 8) {
+        memcpy(d, s, 8);
+        d += 8;
+        s += 8;
+    }
+    if (n & 4) {
+        memcpy(d, s, 4);
+        d += 4;
+        s += 4;
+    }
+    if (n & 2) {
+        memcpy(d, s, 2);
+        d += 2;
+        s += 2;
+    }
+    if (n & 1)
+        *d = *s;
+}
+
 static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
                       const uint32_t nonce[3])
 {
@@ -200,7 +231,7 @@ void chapoly_batch_aad(chapoly_batch *b, const uint8_t *const aad[], const size_
                 chapoly_batch_msg *m = &b->m[i];
 
                 if (len[i] > 0)
-                    memcpy(m->aad_buf + m->aad_buffered, aad[i], len[i]);
+                    copy_bytes(m->aad_buf + m->aad_buffered, aad[i], len[i]);
                 m->aad_buffered += (unsigned)len[i];
                 m->aad_len += len[i];
             }
@@ -255,7 +286,7 @@ static void buffer_tail(chapoly_batch_msg *m, const uint8_t *text, size_t len)
 {
     size_t whole = len & ~(size_t)15;
 
-    memcpy(m->poly.buf, text + whole, len - whole);
+    copy_bytes(m->poly.buf, text + whole, len - whole);
     m->poly.buflen = len - whole;
 }
 
@@ -351,8 +382,8 @@ static void flush(text_queue *t)
         pre[j] = padded;
         if (padded == 0)
             continue;
-        memcpy(mac[j], a, alen);
-        memset(mac[j] + alen, 0, padded - alen);
+        memset(mac[j] + padded - 16, 0, 16); /* the padding, then the bytes */
+        copy_bytes(mac[j], a, alen);
         if (q->text && (t->len[q->msg] & ~(size_t)15) > MERGE_TEXT) {
             st[n] = &m->poly;
             mac_in[n] = mac[j];
@@ -375,7 +406,7 @@ static void flush(text_queue *t)
             mac_in[n++] = t->enc ? t->out[i] : t->in[i];
         } else {
             if (!t->enc && whole > 0)
-                memcpy(mac[j] + pre[j], t->in[i], whole);
+                copy_bytes(mac[j] + pre[j], t->in[i], whole);
             mac_in[n++] = mac[j];
         }
         if (!t->enc && q->text) /* the ciphertext, before an in-place XOR overwrites it */
@@ -394,7 +425,7 @@ static void flush(text_queue *t)
                 size_t whole = t->len[i] & ~(size_t)15;
 
                 if (pre[j] > 0 && whole > 0)
-                    memcpy(mac[j] + pre[j], t->out[i], whole);
+                    copy_bytes(mac[j] + pre[j], t->out[i], whole);
                 buffer_tail(&b->m[i], t->out[i], t->len[i]);
             }
         }
@@ -504,9 +535,9 @@ static void finish_many(chapoly_batch *b, uint8_t (*tags)[16])
             chapoly_aead_clear(&m->one);
             continue;
         }
-        memcpy(last[c], m->poly.buf, n);
         if (n > 0) {
-            memset(last[c] + n, 0, 16 - n);
+            memset(last[c], 0, 16);
+            copy_bytes(last[c], m->poly.buf, n);
             n = 16;
         }
         store64_le(last[c] + n, m->aad_len);
