@@ -46,14 +46,8 @@ _Static_assert(CHAPOLY_BATCH_MAX <= BATCH_BLOCKS, "all key blocks fit one call")
  * n bytes (lengths are public), inline: the short copies of every message
  * (AAD, text tails, MAC rows) cost a library call each otherwise.
  */
-static inline void copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
+static inline void copy_tail(uint8_t *d, const uint8_t *s, size_t n) /* n < 16 */
 {
-    if (n >= 64) {
-        memcpy(d, s, n);
-        return;
-    }
-    for (; n >= 16; n -= 16, d += 16, s += 16)
-        memcpy(d, s, 16);
     if (n & 8) {
         memcpy(d, s, 8);
         d += 8;
@@ -71,6 +65,17 @@ static inline void copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
     }
     if (n & 1)
         *d = *s;
+}
+
+static inline void copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
+{
+    if (n >= 64) {
+        memcpy(d, s, n);
+        return;
+    }
+    for (; n >= 16; n -= 16, d += 16, s += 16)
+        memcpy(d, s, 16);
+    copy_tail(d, s, n);
 }
 
 static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
@@ -247,14 +252,48 @@ void chapoly_batch_aad(chapoly_batch *b, const uint8_t *const aad[], const size_
     }
 }
 
-/* XOR of a short text at a block boundary, keystream ks (ceil(len / 64) blocks). */
+/*
+ * XOR of a short text at a block boundary, keystream ks (ceil(len / 64)
+ * blocks). Encrypting, the ciphertext also goes straight from registers to
+ * where the MAC reads it: its whole 16-byte blocks to mac (if not NULL), its
+ * last partial block to the Poly1305 buffer. (Reading back bytes just stored
+ * in other widths would stall on store forwarding.)
+ */
 static void text_short_xor(chapoly_batch_msg *m, uint8_t *out, const uint8_t *in, size_t len,
-                           const uint8_t *ks)
+                           const uint8_t *ks, int enc, uint8_t *mac)
 {
     chacha20_stream *s = &m->stream;
     uint32_t nb = (uint32_t)((len + 63) / 64);
+    size_t whole = len & ~(size_t)15, tail = len - whole;
 
-    chacha20_xor_bytes(out, in, ks, len);
+    if (!enc) {
+        chacha20_xor_bytes(out, in, ks, len);
+    } else {
+        for (size_t i = 0; i < whole; i += 16) {
+            uint64_t a[2], k[2];
+
+            memcpy(a, in + i, 16);
+            memcpy(k, ks + i, 16);
+            a[0] ^= k[0];
+            a[1] ^= k[1];
+            memcpy(out + i, a, 16);
+            if (mac != NULL)
+                memcpy(mac + i, a, 16);
+        }
+        if (tail > 0) {
+            /* the keystream masked to the tail's bytes: nothing beyond them leaves */
+            uint8_t c[16] = { 0 };
+            uint64_t m0 = tail >= 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * tail)) - 1;
+            uint64_t m1 = tail > 8 ? ((uint64_t)1 << (8 * (tail - 8))) - 1 : 0;
+
+            copy_tail(c, in + whole, tail);
+            store64_le(c, load64_le(c) ^ (load64_le(ks + whole) & m0));
+            store64_le(c + 8, load64_le(c + 8) ^ (load64_le(ks + whole + 8) & m1));
+            memcpy(m->poly.buf, c, 16); /* the ciphertext overwrote the plaintext in c */
+            copy_tail(out + whole, c, tail);
+        }
+        m->poly.buflen = tail;
+    }
     if (len & 63) /* the rest of the last block is made again only if more text comes */
         chacha20_stream_set_partial(s, s->ctr_nonce[0] + nb - 1, (unsigned)(len & 63));
     chacha20_stream_advance(s, nb);
@@ -420,14 +459,8 @@ static void flush(text_queue *t)
 
         if (q->text) {
             text_short_xor(&b->m[i], t->out[i], t->in[i], t->len[i],
-                           t->ks + 64 * (q->first + q->key));
-            if (t->enc) {
-                size_t whole = t->len[i] & ~(size_t)15;
-
-                if (pre[j] > 0 && whole > 0)
-                    copy_bytes(mac[j] + pre[j], t->out[i], whole);
-                buffer_tail(&b->m[i], t->out[i], t->len[i]);
-            }
+                           t->ks + 64 * (q->first + q->key), t->enc,
+                           pre[j] > 0 ? mac[j] + pre[j] : NULL);
         }
     }
     if (t->enc)
