@@ -298,7 +298,20 @@ stitched_range(uint8_t *out, const uint8_t *in, size_t len, size_t pre, size_t h
 
         if (avail > total)
             avail = total;
-        nblk = avail - done < 32 ? avail - done : 32;
+        if (enc) {
+            nblk = avail - done < 32 ? avail - done : 32;
+        } else {
+            /* opening: the rest spread over the batches left, up to 40 blocks a batch */
+            size_t left = nb - j, spread = (total - done + left - 1) / left;
+
+            nblk = spread < 40 ? spread : 40;
+            if (out == in) { /* pre is 0: at least this batch's own input */
+                size_t own = (512 * (j + 1)) / 16 < total ? (512 * (j + 1)) / 16 : total;
+
+                if (nblk < own - done)
+                    nblk = own - done;
+            }
+        }
         if (rem >= 512) {
             if (nblk > 0)
                 batch_hash_n_asm(init, park, out + 512 * j, in + 512 * j, h, k, m,
