@@ -256,33 +256,49 @@ static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, si
 #define AEAD_RANGE_HEAD 448
 
 /*
+ * Text beside the key block for aead_first_text_range: the key block's
+ * batch takes 7 blocks of text, but opening a text whose batches are then
+ * one more (n mod 512 is 0 or above 448: 1, 2, 4 KiB) makes the key block
+ * alone and hashes all the ciphertext beside the batches (opening needs
+ * none of the text's batches first). Sealing, either costs about the same.
+ */
+static inline size_t aead_range_head(size_t n, int enc)
+{
+    size_t r = n % 512;
+
+    return !enc && (r == 0 || r > AEAD_RANGE_HEAD) ? 0 : AEAD_RANGE_HEAD;
+}
+
+/*
  * First text of a message, n > AEAD_RANGE_HEAD bytes, on a level with
  * aead_xor_hash_range (the avx2 one): the key block and the first 7 blocks
- * of text in one 8-lane batch, the Poly1305 key and the AAD, then the rest
- * of the text in batches that each hash up to 32 blocks of the ciphertext
- * (those 7 blocks first), so that only what the last batch wrote is hashed
- * alone (sealing). dst: the output, == in sealing in place; opening, dst
- * and in share no byte (the caller stages in-place text). The ciphertext
- * after its last multiple of 64 bytes waits in ct[], as aead_hash_text.
+ * of text in one 8-lane batch (head, aead_range_head), the Poly1305 key
+ * and the AAD, then the rest of the text in batches that each hash up to
+ * 32 (opening 40) blocks of the ciphertext, those 7 blocks first, so that
+ * only what the last batch wrote is hashed alone (sealing). dst: the
+ * output, == in sealing in place; opening, dst and in share no byte unless
+ * head is 0 (the caller stages in-place text). The ciphertext after its
+ * last multiple of 64 bytes waits in ct[], as aead_hash_text.
  */
 static void aead_first_text_range(chapoly_aead *a, uint8_t *dst, const uint8_t *in, size_t n,
                                   int enc, const uint8_t *aad, size_t aadlen)
 {
     const chapoly_kernels *k = a->k;
     _Alignas(64) uint8_t key_block[64];
-    size_t hashed = n & ~(size_t)63;
+    size_t hashed = n & ~(size_t)63, head = aead_range_head(n, enc);
     uint32_t ctr_nonce[4];
 
-    chapoly_chacha20_keyblock_xor(k, key_block, dst, in, AEAD_RANGE_HEAD, a->stream.key,
+    chapoly_chacha20_keyblock_xor(k, key_block, dst, in, head, a->stream.key,
                                   a->stream.ctr_nonce);
     aead_key_block(a, key_block, aad, aadlen);
     aead_wipe_small(key_block, sizeof(key_block));
-    aead_ctr(a, AEAD_RANGE_HEAD, ctr_nonce);
-    k->aead_xor_hash_range(dst + AEAD_RANGE_HEAD, in + AEAD_RANGE_HEAD, n - AEAD_RANGE_HEAD,
-                           AEAD_RANGE_HEAD, hashed - AEAD_RANGE_HEAD, a->stream.key, ctr_nonce,
-                           &a->poly, enc);
-    if (n > hashed)
-        memcpy(a->ct, (enc ? dst : in) + hashed, n - hashed);
+    aead_ctr(a, head, ctr_nonce);
+    if (!enc && n > hashed) /* before dst (== in when head is 0) changes */
+        memcpy(a->ct, in + hashed, n - hashed);
+    k->aead_xor_hash_range(dst + head, in + head, n - head, head, hashed - head, a->stream.key,
+                           ctr_nonce, &a->poly, enc);
+    if (enc && n > hashed)
+        memcpy(a->ct, dst + hashed, n - hashed);
     a->batch_start = hashed;
     a->batch_used = a->ks_len = (unsigned)(n - hashed);
     a->aad_buffered = 0;
@@ -463,7 +479,7 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
     if (a->phase == PHASE_KEY && a->k->aead_xor_hash_range != NULL && len > AEAD_RANGE_HEAD) {
         uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
 
-        if (enc || !(o < i + len && i < o + len)) {
+        if (enc || !(o < i + len && i < o + len) || aead_range_head(len, enc) == 0) {
             aead_first_text_range(a, out, in, len, enc, aad, aadlen);
             return;
         }
