@@ -301,10 +301,14 @@ stitched_range(uint8_t *out, const uint8_t *in, size_t len, size_t pre, size_t h
         if (enc) {
             nblk = avail - done < 32 ? avail - done : 32;
         } else {
-            /* opening: the rest spread over the batches left, up to 40 blocks a batch */
-            size_t left = nb - j, spread = (total - done + left - 1) / left;
+            /*
+             * opening: 40 blocks a batch while more than 32 a batch are
+             * left, then 32, so that no tail is hashed alone (no division:
+             * the constant-time rules forbid it even on public lengths)
+             */
+            size_t rest = total - done, cap = rest > 32 * (nb - j) ? 40 : 32;
 
-            nblk = spread < 40 ? spread : 40;
+            nblk = rest < cap ? rest : cap;
             if (out == in) { /* pre is 0: at least this batch's own input */
                 size_t own = (512 * (j + 1)) / 16 < total ? (512 * (j + 1)) / 16 : total;
 
