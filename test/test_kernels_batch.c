@@ -189,6 +189,30 @@ void batch_core_diff(const chapoly_kernels *k)
                   "an abandoned batch (%s) keeps a key or AAD in message %zu",
                   stage ? "after start" : "after AAD", i);
     }
+    /*
+     * A batch of one (its one-message core): clear skips only a finished
+     * message (finish cleared it), so an abandoned one leaves no key at any stage.
+     */
+    for (int stage = 0; stage < 4; stage++) {
+        uint8_t txt[40] = { 0 }, tag1[1][16];
+        const uint8_t *tin[1] = { txt };
+        uint8_t *tout[1] = { txt };
+        size_t tl[1] = { sizeof(txt) };
+
+        np[0] = nonce[0];
+        ap[0] = aad[0];
+        part[0] = 20;
+        chapoly_batch_start(b, k, key, np, 1, 0);
+        if (stage >= 1)
+            chapoly_batch_aad(b, ap, part);
+        if (stage >= 2)
+            chapoly_batch_text(b, tout, tin, tl, 1);
+        if (stage >= 3)
+            chapoly_batch_finish(b, tag1);
+        chapoly_batch_clear(b);
+        CHECK(all_zero_bytes(b->one.stream.key, 32),
+              "a batch of one keeps its key after clear (stage %d)", stage);
+    }
     free(b);
 }
 
