@@ -288,15 +288,21 @@ static void aead_first_text_range(chapoly_aead *a, uint8_t *dst, const uint8_t *
     size_t hashed = n & ~(size_t)63, head = aead_range_head(n, enc);
     uint32_t ctr_nonce[4];
 
-    chapoly_chacha20_keyblock_xor(k, key_block, dst, in, head, a->stream.key,
-                                  a->stream.ctr_nonce);
-    aead_key_block(a, key_block, aad, aadlen);
-    aead_wipe_small(key_block, sizeof(key_block));
-    aead_ctr(a, head, ctr_nonce);
     if (!enc && n > hashed) /* before dst (== in when head is 0) changes */
         memcpy(a->ct, in + hashed, n - hashed);
-    k->aead_xor_hash_range(dst + head, in + head, n - head, head, hashed - head, a->stream.key,
-                           ctr_nonce, &a->poly, enc);
+    if (head > 0 && k->aead_first_xor_hash != NULL) {
+        /* the key block's batch, the Poly1305 key, the AAD and the rest: one kernel call */
+        k->aead_first_xor_hash(dst, in, n, hashed, aad, aadlen, a->stream.key,
+                               a->stream.ctr_nonce, &a->poly, enc);
+    } else {
+        chapoly_chacha20_keyblock_xor(k, key_block, dst, in, head, a->stream.key,
+                                      a->stream.ctr_nonce);
+        aead_key_block(a, key_block, aad, aadlen);
+        aead_wipe_small(key_block, sizeof(key_block));
+        aead_ctr(a, head, ctr_nonce);
+        k->aead_xor_hash_range(dst + head, in + head, n - head, head, hashed - head,
+                               a->stream.key, ctr_nonce, &a->poly, enc);
+    }
     if (enc && n > hashed)
         memcpy(a->ct, dst + hashed, n - hashed);
     a->batch_start = hashed;

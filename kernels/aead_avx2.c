@@ -368,3 +368,108 @@ void aead_xor_hash_range_avx2(uint8_t *out, const uint8_t *in, size_t len, size_
         put64(st->priv + W_SCALAR, st->priv[W_SCALAR] + nb);
     }
 }
+
+/*
+ * The end of a whole batch as CC_FEED_XOR_STORE, but block 0 (lane 0:
+ * the chunks at byte offsets 0 and 32) goes raw to %[kb]; %[o] and %[x]
+ * are out - 64 and in - 64, so blocks 1..7 are text bytes 0..447.
+ */
+#define CC_XST2_KB(lo, hi, t, a, b)                                          \
+    "vperm2i128 $0x20, " hi ", " lo ", " t "\n\t"                             \
+    "vmovdqu " t ", " #a "(%[kb])\n\t"                                        \
+    "vperm2i128 $0x31, " hi ", " lo ", " t "\n\t"                             \
+    "vpxor " #b "(%[x]), " t ", " t "\n\t"                                    \
+    "vmovdqu " t ", " #b "(%[o])\n\t"
+#define CC_FEED_XOR_STORE_KB                                                 \
+    CC_FF(CC_a0, 0) CC_FF(CC_a1, 32) CC_FF(CC_a2, 64) CC_FF(CC_a3, 96)       \
+    CC_FF(CC_b0, 128) CC_FF(CC_b1, 160) CC_FF(CC_b2, 192) CC_FF(CC_b3, 224)  \
+    CC_UNPACK4(CC_a0, CC_a1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
+    CC_UNPACK4(CC_b0, CC_b1, CC_b2, CC_b3, CC_a0, CC_a1)                      \
+    CC_XST2_KB(CC_a2, CC_b2, CC_b0, 0, 256)                                   \
+    CC_XST2(CC_a3, CC_b3, CC_b0, 64, 320)                                     \
+    CC_XST2(CC_t0, CC_a0, CC_b0, 128, 384)                                    \
+    CC_XST2(CC_t1, CC_a1, CC_b0, 192, 448)                                    \
+    CC_FF(CC_c0, 256) CC_FF(CC_c1, 288)                                       \
+    "vmovdqa 320(%[s]), " CC_a2 "\n\t"                                        \
+    "vmovdqa 352(%[s]), " CC_a3 "\n\t"                                        \
+    CC_FF(CC_a2, 320) CC_FF(CC_a3, 352)                                       \
+    CC_FF(CC_d0, 384) CC_FF(CC_d1, 416) CC_FF(CC_d2, 448) CC_FF(CC_d3, 480)  \
+    CC_UNPACK4(CC_c0, CC_c1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
+    CC_UNPACK4(CC_d0, CC_d1, CC_d2, CC_d3, CC_b0, CC_b1)                      \
+    CC_XST2_KB(CC_a2, CC_d2, CC_c0, 32, 288)                                  \
+    CC_XST2(CC_a3, CC_d3, CC_c0, 96, 352)                                     \
+    CC_XST2(CC_t0, CC_b0, CC_c0, 160, 416)                                    \
+    CC_XST2(CC_t1, CC_b1, CC_c0, 224, 480)
+
+/* The key block's batch: block ctr_nonce[0] to kb, text bytes 0..447 out = in ^ keystream. */
+static __attribute__((noinline)) void head_batch(uint8_t kb[64], uint8_t *out, const uint8_t *in,
+                                                 const uint32_t key[8],
+                                                 const uint32_t ctr_nonce[4])
+{
+    _Alignas(32) __m256i init[16];
+    _Alignas(32) __m256i park[4];
+    uintptr_t s = (uintptr_t)park - 256, o = (uintptr_t)out - 64, x = (uintptr_t)in - 64;
+    unsigned n;
+
+    init[0] = BCAST8(SIGMA0);
+    init[1] = BCAST8(SIGMA1);
+    init[2] = BCAST8(SIGMA2);
+    init[3] = BCAST8(SIGMA3);
+    for (int i = 0; i < 8; i++)
+        init[4 + i] = BCAST8(key[i]);
+    init[12] = ADD8(BCAST8(ctr_nonce[0]), COLS_CTR_YMM);
+    init[13] = BCAST8(ctr_nonce[1]);
+    init[14] = BCAST8(ctr_nonce[2]);
+    init[15] = BCAST8(ctr_nonce[3]);
+    __asm__ volatile("vmovdqa 320(%[i]), " CC_t0 "\n\t"
+                     "vmovdqa 352(%[i]), " CC_t1 "\n\t"
+                     "vmovdqa " CC_t0 ", 320(%[s])\n\t"
+                     "vmovdqa " CC_t1 ", 352(%[s])\n\t"
+                     CC_LOAD_FROM(i)
+                     "movl $10, %[n]\n\t"
+                     ".p2align 5\n"
+                     "1:\n\t"
+                     CC_DROUND("", "", "", "")
+                     "decl %[n]\n\t"
+                     "jnz 1b\n\t"
+                     CC_FEED_XOR_STORE_KB
+                     : [n] "=&r"(n)
+                     : [s] "r"(s), [i] "r"(init), [o] "r"(o), [x] "r"(x), [kb] "r"(kb),
+                       [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
+                     : "cc", "memory", CC_CLOBBERS);
+}
+
+void aead_first_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
+                              const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                              const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    _Alignas(32) uint8_t kb[64];
+    uint32_t cn[4] = { ctr_nonce[0] + 8, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
+    size_t whole = aadlen & ~(size_t)15, done;
+
+    head_batch(kb, out, in, key, ctr_nonce);
+    poly1305_init_avx2(st, kb);
+    if (whole > 0)
+        poly1305_blocks_avx2(st, aad, whole, 1);
+    if (aadlen > whole) { /* the AAD's last partial block, zero-padded, in kb's spare half */
+        memset(kb + 32, 0, 16);
+        memcpy(kb + 32, aad + whole, aadlen - whole);
+        poly1305_blocks_avx2(st, kb + 32, 16, 1);
+    }
+    chapoly_wipe(kb, sizeof(kb));
+    poly1305_scalar_avx2(st->priv);
+    done = stitched_range(out + 448, in + 448, len - 448, 448, hash_len - 448, key, cn,
+                          st->priv, enc);
+    scrub_stack_2k();
+    if (hash_len > done) {
+        const uint8_t *base = enc ? out : in;
+        size_t nb = (hash_len - done) / 16;
+
+        if (nb > 32) {
+            poly1305_blocks_avx2(st, base + done, hash_len - done, 1);
+        } else {
+            sc_blocks_mem(st->priv + W_H, st->priv + W_KEY, base + done, nb, 1);
+            put64(st->priv + W_SCALAR, st->priv[W_SCALAR] + nb);
+        }
+    }
+}

@@ -135,6 +135,20 @@ typedef struct chapoly_kernels {
     void (*aead_xor_hash_range)(uint8_t *out, const uint8_t *in, size_t len, size_t pre,
                                 size_t hash_len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
+    /*
+     * Optional (NULL: the helper chapoly_aead_first_xor_hash composes it):
+     * the start of an AEAD message. Block ctr_nonce[0] keys st (as
+     * poly1305_init with its first 32 bytes; st needs no init before), the
+     * aadlen bytes at aad are hashed zero-padded to a block, then len > 448
+     * bytes of text from the next counter are XORed and the first hash_len
+     * bytes of their ciphertext (a multiple of 16, 448 <= hash_len <= len)
+     * hashed, as aead_xor_hash_range with the text's first 7 blocks in the
+     * key block's batch. Sealing, out == in is allowed; opening, out and in
+     * share no byte.
+     */
+    void (*aead_first_xor_hash)(uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
+                                const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                                const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 } chapoly_kernels;
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -192,6 +206,12 @@ void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
 /* The table's aead_xor_hash_range, or chacha20_xor and poly1305_blocks in its order. */
 void chapoly_aead_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
                                  size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
+                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
+
+/* The table's aead_first_xor_hash, or the same from the required entries. */
+void chapoly_aead_first_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                 size_t len, size_t hash_len, const uint8_t *aad,
+                                 size_t aadlen, const uint32_t key[8],
                                  const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 
 /* The table's chacha20_multi_blocks, or the same bytes through chacha20_xor. */

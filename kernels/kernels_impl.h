@@ -155,6 +155,10 @@ void aead_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len,
 void aead_xor_hash_range_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t pre,
                               size_t hash_len, const uint32_t key[8],
                               const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
+/* aead_avx2.c: the table's aead_first_xor_hash (kernels.h) */
+void aead_first_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
+                              const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                              const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 /* batch_avx2.c (-mavx2 -mbmi2) */
 void chacha20_multi_blocks_avx2(uint8_t *out, const uint32_t *states, size_t n);
 void poly1305_multi_blocks_avx2(poly1305_state *const st[], const uint8_t *const in[],

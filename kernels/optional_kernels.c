@@ -70,6 +70,35 @@ void chapoly_aead_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const u
     }
 }
 
+void chapoly_aead_first_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                 size_t len, size_t hash_len, const uint8_t *aad,
+                                 size_t aadlen, const uint32_t key[8],
+                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    uint8_t key_block[64];
+    uint32_t next[4] = { ctr_nonce[0] + 8, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
+    size_t whole = aadlen & ~(size_t)15;
+
+    if (k->aead_first_xor_hash != NULL) {
+        k->aead_first_xor_hash(out, in, len, hash_len, aad, aadlen, key, ctr_nonce, st, enc);
+        return;
+    }
+    /* the key block and 7 text blocks (mod 2^32 counters, as in the kernels) */
+    chapoly_chacha20_keyblock_xor(k, key_block, out, in, 448, key, ctr_nonce);
+    k->poly1305_init(st, key_block);
+    chapoly_wipe(key_block, sizeof(key_block));
+    if (whole > 0)
+        k->poly1305_blocks(st, aad, whole, 1);
+    if (aadlen > whole) {
+        uint8_t pad[16] = { 0 };
+
+        memcpy(pad, aad + whole, aadlen - whole);
+        k->poly1305_blocks(st, pad, 16, 1);
+    }
+    chapoly_aead_xor_hash_range(k, out + 448, in + 448, len - 448, 448, hash_len - 448, key,
+                                next, st, enc);
+}
+
 void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
                                    const uint32_t *states, size_t n)
 {

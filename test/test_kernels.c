@@ -249,6 +249,7 @@ int main(void)
         aead_diff(k);
         xor_hash_diff(k);
         xor_hash_range_diff(k);
+        first_xor_hash_diff(k);
         keyblock_xor_diff(k);
         multi_blocks_diff(k);
         batch_core_diff(k);

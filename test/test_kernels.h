@@ -93,6 +93,9 @@ void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_
 void k_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                       size_t pre, size_t hash_len, const uint32_t key[8],
                       const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
+void k_first_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
+                      size_t hash_len, const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                      const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                     const uint8_t *in, size_t len, const uint32_t key[8],
                     const uint32_t ctr_nonce[4]);
@@ -131,6 +134,7 @@ void aead_reject(const chapoly_kernels *k, const char *what, const uint8_t key[3
 void aead_diff(const chapoly_kernels *k);
 void xor_hash_diff(const chapoly_kernels *k);
 void xor_hash_range_diff(const chapoly_kernels *k);
+void first_xor_hash_diff(const chapoly_kernels *k);
 void keyblock_xor_diff(const chapoly_kernels *k);
 void multi_blocks_diff(const chapoly_kernels *k); /* test_kernels_batch.c */
 void batch_core_diff(const chapoly_kernels *k);   /* test_kernels_batch.c */

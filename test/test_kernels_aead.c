@@ -419,6 +419,92 @@ void xor_hash_range_diff(const chapoly_kernels *k)
     }
 }
 
+/*
+ * chapoly_aead_first_xor_hash (the level's kernel where it has one)
+ * against portable ChaCha20 and Poly1305: the key block at the counter,
+ * the AAD zero-padded, len bytes of text from the next counter and the
+ * first hash_len bytes of its ciphertext, then more blocks. Output, guard
+ * bytes and the tag must match.
+ */
+static void first_xor_hash_case(const chapoly_kernels *k, size_t aadlen, size_t len,
+                                size_t hash_len, size_t post, int enc, int inplace, size_t i)
+{
+    uint8_t key[32], rtag[16], tag[16], kblock[64] = { 0 }, pad[16] = { 0 };
+    uint32_t kw[8], ctr_nonce[4], next[4];
+    size_t off = rnd_below(64), whole = aadlen & ~(size_t)15;
+    const uint8_t *src = pool_at(len), *aad = pool_at(aadlen), *postfix_data = pool_at(post);
+    poly1305_state rs_, ks_;
+
+    if (!enc)
+        inplace = 0; /* the contract: opening, out and in share no byte */
+    rnd_bytes(key, 32);
+    chapoly_load_key(kw, key);
+    ctr_nonce[0] = pick_counter(i);
+    ctr_nonce[1] = (uint32_t)rnd64();
+    ctr_nonce[2] = (uint32_t)rnd64();
+    ctr_nonce[3] = (uint32_t)rnd64();
+    memcpy(next, ctr_nonce, sizeof(next));
+    next[0]++; /* mod 2^32 */
+
+    /* reference */
+    P->chacha20_xor(kblock, kblock, 64, kw, ctr_nonce);
+    P->poly1305_init(&rs_, kblock);
+    if (whole)
+        P->poly1305_blocks(&rs_, aad, whole, 1);
+    if (aadlen > whole) {
+        memcpy(pad, aad + whole, aadlen - whole);
+        P->poly1305_blocks(&rs_, pad, 16, 1);
+    }
+    P->chacha20_xor(rbuf, src, len, kw, next);
+    P->poly1305_blocks(&rs_, enc ? rbuf : src, hash_len, 1);
+    if (post)
+        P->poly1305_blocks(&rs_, postfix_data, post, 1);
+    P->poly1305_final(&rs_, rtag);
+
+    uint8_t *o = tout + 64 + off, *x = tin + 64 + (off ^ 9);
+    memset(tout, SENT, 64 + off + len + 64);
+    if (inplace) {
+        memcpy(o, src, len);
+        x = o;
+    } else {
+        memcpy(x, src, len);
+    }
+    k_first_xor_hash(k, o, x, len, hash_len, aad, aadlen, kw, ctr_nonce, &ks_, enc);
+    if (post)
+        k->poly1305_blocks(&ks_, postfix_data, post, 1);
+    k->poly1305_final(&ks_, tag);
+    CHECK(memcmp(o, rbuf, len) == 0,
+          "%s aead_first_xor_hash output differs: %s, aad %zu, %zu bytes, ctr %08x%s", k->name,
+          enc ? "enc" : "dec", aadlen, len, ctr_nonce[0], inplace ? " in place" : "");
+    CHECK(memcmp(tag, rtag, 16) == 0,
+          "%s aead_first_xor_hash tag differs: %s, aad %zu, %zu bytes, hash %zu, post %zu, "
+          "ctr %08x%s", k->name, enc ? "enc" : "dec", aadlen, len, hash_len, post,
+          ctr_nonce[0], inplace ? " in place" : "");
+    CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
+          "%s aead_first_xor_hash wrote outside the output: %zu bytes", k->name, len);
+}
+
+void first_xor_hash_diff(const chapoly_kernels *k)
+{
+    size_t i = 0;
+
+    /* every length 449..3 KiB + 64, hashes of whole 64- or 16-byte blocks */
+    for (size_t len = 449; len <= 3136; len++, i++) {
+        size_t hash_len = (i & 1) ? len & ~(size_t)63 : len & ~(size_t)15;
+
+        first_xor_hash_case(k, i % 71, len, hash_len, 16 * (i % 5), (int)((i / 3) & 1),
+                            (int)(i % 4 == 0), i);
+    }
+    /* shorter hashes, long AAD, long texts */
+    for (size_t j = 0; j < 60; j++, i++) {
+        size_t len = 449 + rnd_below(20000);
+        size_t hash_len = 448 + 16 * rnd_below((len - 448) / 16 + 1);
+
+        first_xor_hash_case(k, rnd_below(j < 30 ? 100 : 3000), len, hash_len,
+                            16 * rnd_below(70), (int)rnd_below(2), (int)rnd_below(2), i);
+    }
+}
+
 void aead_diff(const chapoly_kernels *k)
 {
     for (size_t aad = 0; aad <= 40; aad++)

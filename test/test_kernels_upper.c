@@ -346,13 +346,13 @@ void up_init(void)
 /* Per level: calls per kernel entry point and the first dirty one. */
 enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_SFINAL,
        F_SEAL, F_OPEN, F_XORHASH, F_KEYBLOCK_XOR, F_MULTI, F_PMULTI, F_XORHASH_RANGE,
-       F_COUNT };
+       F_FIRST_XORHASH, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
     "chapoly_aead_seal", "chapoly_aead_open", "chapoly_aead_xor_hash",
     "chapoly_chacha20_keyblock_xor", "chacha20_multi_blocks", "poly1305_multi_blocks",
-    "chapoly_aead_xor_hash_range"
+    "chapoly_aead_xor_hash_range", "chapoly_aead_first_xor_hash"
 };
 static struct {
     unsigned long calls, dirty;
@@ -541,6 +541,15 @@ void k_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
     k_before();
     chapoly_aead_xor_hash_range(k, out, in, len, pre, hash_len, key, ctr_nonce, st, enc);
     k_after(F_XORHASH_RANGE, len);
+}
+
+void k_first_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
+                      size_t hash_len, const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                      const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    k_before();
+    chapoly_aead_first_xor_hash(k, out, in, len, hash_len, aad, aadlen, key, ctr_nonce, st, enc);
+    k_after(F_FIRST_XORHASH, len);
 }
 
 void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
