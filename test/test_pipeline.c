@@ -13,14 +13,20 @@
  *  - misuse is refused with an error and no crash: numpipes 0 or above 32,
  *    NULL array entries, wrong tag sizes, calls out of order, pipeline and
  *    ordinary calls mixed on one context, a used context re-initialised for a
- *    pipeline without EVP_CIPHER_CTX_reset (EVP then passes numpipes 0).
+ *    pipeline without EVP_CIPHER_CTX_reset (EVP then passes numpipes 0);
+ *  - a pipeline init whose parameters fail (called on the provider directly:
+ *    EVP passes none) leaves the context out of pipeline mode.
  * Built only against OpenSSL 3.5 or later (test/CMakeLists.txt).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
+#include <openssl/provider.h>
 #include "test_common.h"
 
 #define MAXP 32
@@ -500,6 +506,117 @@ static void test_misuse(const aead *a)
     EVP_CIPHER_CTX_free(ctx);
 }
 
+/* name is one of the colon-separated names in names. */
+static int names_include(const char *names, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = names; p != NULL; p = strchr(p, ':'), p = p ? p + 1 : NULL)
+        if (OPENSSL_strncasecmp(p, name, n) == 0 && (p[n] == ':' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+/*
+ * A pipeline init whose parameters fail leaves the context out of pipeline
+ * mode (aead_pipeline.h: "on failure the pipeline is off"), so nothing keyed
+ * survives it. EVP_CipherPipeline*Init passes no parameters, so the
+ * provider's functions are called directly, as libcrypto calls them: the
+ * implementation from OSSL_PROVIDER_query_operation, a context from its
+ * newctx.
+ */
+static void test_init_params_fail(const aead *a)
+{
+    typedef void *newctx_fn(void *);
+    typedef void freectx_fn(void *);
+    typedef int pinit_fn(void *, const unsigned char *, size_t, size_t,
+                         const unsigned char **, size_t, const OSSL_PARAM[]);
+    typedef int pupdate_fn(void *, size_t, unsigned char **, size_t *, const size_t *,
+                           const unsigned char **, const size_t *);
+    const OSSL_ALGORITHM *algs;
+    const OSSL_DISPATCH *fns = NULL;
+    newctx_fn *newctx = NULL;
+    freectx_fn *freectx = NULL;
+    pinit_fn *einit = NULL, *dinit = NULL;
+    pupdate_fn *update = NULL;
+    uint8_t key[32], iv[MAXP][24], buf[MAXP][16], tagbuf[MAXP][17];
+    const unsigned char *ivs[MAXP], *in[MAXP];
+    unsigned char *out[MAXP], *tags[MAXP];
+    size_t inl[MAXP], outl[MAXP], outsize[MAXP];
+    const size_t n = 3;
+    int no_cache = 0;
+
+    algs = OSSL_PROVIDER_query_operation(t_prov, OSSL_OP_CIPHER, &no_cache);
+    for (const OSSL_ALGORITHM *al = algs; al != NULL && al->algorithm_names != NULL; al++)
+        if (names_include(al->algorithm_names, a->name)) {
+            fns = al->implementation;
+            break;
+        }
+    for (const OSSL_DISPATCH *f = fns; f != NULL && f->function_id != 0; f++) {
+        switch (f->function_id) {
+        case OSSL_FUNC_CIPHER_NEWCTX: newctx = (newctx_fn *)f->function; break;
+        case OSSL_FUNC_CIPHER_FREECTX: freectx = (freectx_fn *)f->function; break;
+        case OSSL_FUNC_CIPHER_PIPELINE_ENCRYPT_INIT: einit = (pinit_fn *)f->function; break;
+        case OSSL_FUNC_CIPHER_PIPELINE_DECRYPT_INIT: dinit = (pinit_fn *)f->function; break;
+        case OSSL_FUNC_CIPHER_PIPELINE_UPDATE: update = (pupdate_fn *)f->function; break;
+        default: break;
+        }
+    }
+    if (!T_OK(newctx != NULL && freectx != NULL && einit != NULL && dinit != NULL &&
+                  update != NULL,
+              "%s: the provider's pipeline functions not found", a->name)) {
+        OSSL_PROVIDER_unquery_operation(t_prov, OSSL_OP_CIPHER, algs);
+        return;
+    }
+
+    t_rand_bytes(key, sizeof(key));
+    t_rand_bytes(iv, sizeof(iv));
+    memset(tagbuf, 0, sizeof(tagbuf));
+    for (size_t i = 0; i < MAXP; i++) {
+        ivs[i] = iv[i];
+        in[i] = buf[i];
+        out[i] = buf[i];
+        inl[i] = 10;
+        outsize[i] = sizeof(buf[i]);
+        tags[i] = tagbuf[i];
+    }
+    for (int c = 0; c < 3; c++) {
+        /* 0: tags at encryption init (not needed); 1, 2: malformed tags at decryption init */
+        static const char *const what[] = { "pipeline-tag at encryption init",
+                                            "17-byte pipeline tags at decryption init",
+                                            "pipeline-tag not an octet pointer" };
+        OSSL_PARAM params[2];
+        size_t notptr = 0;
+        void *ctx = newctx(OSSL_PROVIDER_get0_provider_ctx(t_prov));
+        int r;
+
+        if (!T_OK(ctx != NULL, "%s: newctx", a->name))
+            break;
+        if (c == 2)
+            params[0] = OSSL_PARAM_construct_size_t(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, &notptr);
+        else
+            params[0] = OSSL_PARAM_construct_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG,
+                                                       (void **)tags, c == 1 ? 17 : TAGLEN);
+        params[1] = OSSL_PARAM_construct_end();
+        ERR_clear_error();
+        r = c == 0 ? einit(ctx, key, 32, n, ivs, a->ivlen, params)
+                   : dinit(ctx, key, 32, n, ivs, a->ivlen, params);
+        T_OK(r == 0 && t_error_queued(), "%s: %s accepted or no error", a->name, what[c]);
+        ERR_clear_error();
+        /* the failed init left no pipeline (and so no key) behind */
+        T_OK(update(ctx, n, out, outl, outsize, in, inl) == 0 &&
+                 error_mentions("not initialised for a pipeline"),
+             "%s: after a failed init (%s) a pipeline update not refused as outside a "
+             "pipeline", a->name, what[c]);
+        /* the context is still usable: a good init and update work */
+        T_OK(einit(ctx, key, 32, n, ivs, a->ivlen, NULL) &&
+                 update(ctx, n, out, outl, outsize, in, inl),
+             "%s: a pipeline after a failed init (%s)", a->name, what[c]);
+        freectx(ctx);
+    }
+    OSSL_PROVIDER_unquery_operation(t_prov, OSSL_OP_CIPHER, algs);
+}
+
 /* EVP_CIPHER_CTX_copy in the middle of a pipeline: two independent batches. */
 static void test_copy(const aead *a)
 {
@@ -567,6 +684,7 @@ int main(void)
         test_differential(a);
         test_forgery(a);
         test_misuse(a);
+        test_init_params_fail(a);
         test_copy(a);
     }
     for (int i = 0; i < 2; i++) {

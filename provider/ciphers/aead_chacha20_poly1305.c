@@ -683,7 +683,12 @@ static int aead_pipeline_init(aead_ctx *c, int enc, const unsigned char *key, si
     if (!chapoly_pipeline_init(&c->pipe, c->k, c->ivlen, enc, key, keylen, numpipes, iv,
                                ivlen))
         return 0;
-    return aead_set_ctx_params(c, params);
+    if (!aead_set_ctx_params(c, params)) {
+        /* a failed init leaves pipeline mode and wipes the key (aead_pipeline.h) */
+        chapoly_pipeline_end(c->pipe);
+        return 0;
+    }
+    return 1;
 }
 
 static int aead_pipeline_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
