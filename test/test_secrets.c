@@ -19,6 +19,11 @@
  * open, from each form of Poly1305 state) for both: the key words, the key
  * powers, the hash lanes between its batches and the ChaCha20 round values.
  * EVP seal and open reach it from 3 KiB on (4 and 16 KiB here).
+ * And after each call of aead_xor_hash_range (0..3136 bytes, 0 to 1024
+ * bytes of ciphertext before, seal in place, open in place and not) and
+ * aead_first_xor_hash (449..3136 bytes, AAD 0 and 70), the level's entry
+ * or, where it has none, the composition in optional_kernels.c: the words
+ * above, the hash after each block and the keystream past the text.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -1130,6 +1135,238 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
     nwords32 = 0;
 }
 
+/* ---- aead_xor_hash_range and aead_first_xor_hash calls ---- */
+#define RH_MAX 3136
+static uint8_t rbuf[1024 + RH_MAX], rout[RH_MAX], rref[1024 + RH_MAX], raad[70];
+static _Alignas(64) poly1305_state rsnap[2];
+
+struct rop {
+    const chapoly_kernels *k;
+    int first;
+    uint8_t *out;
+    const uint8_t *in;
+    size_t len, pre, hash_len, aadlen;
+    int enc;
+};
+
+/* The table's entry where it has one, else the portable composition (optional_kernels.c). */
+static void range_op(void *arg)
+{
+    const struct rop *o = arg;
+
+    if (o->first && o->k->aead_first_xor_hash != NULL)
+        o->k->aead_first_xor_hash(o->out, o->in, o->len, o->hash_len, raad, o->aadlen, ckey,
+                                  ccn, &xst, o->enc);
+    else if (o->first)
+        chapoly_aead_first_xor_hash(o->k, o->out, o->in, o->len, o->hash_len, raad, o->aadlen,
+                                    ckey, ccn, &xst, o->enc);
+    else if (o->k->aead_xor_hash_range != NULL)
+        o->k->aead_xor_hash_range(o->out, o->in, o->len, o->pre, o->hash_len, ckey, ccn, &xst,
+                                  o->enc);
+    else
+        chapoly_aead_xor_hash_range(o->k, o->out, o->in, o->len, o->pre, o->hash_len, ckey, ccn,
+                                    &xst, o->enc);
+}
+
+/*
+ * The words of one call over nblocks ChaCha20 blocks from ccn[0] with len
+ * bytes of them used (first: block 0 is the key block): the key words, the
+ * state before the feed-forward of the first and the last 16 blocks and
+ * the keystream past len (32-bit); the round values of those blocks (lane
+ * pairs), and the hash after each block of the hashed run stepped one
+ * block at a time through the level's blocks() from the state before
+ * (64-bit; from a scalar state these are the kernel's own chain values).
+ */
+static void range_words(const chapoly_kernels *k, const poly1305_state *before,
+                        const uint8_t *hashed, size_t hash_blocks, size_t nblocks, size_t used)
+{
+    _Alignas(64) poly1305_state r, prev;
+
+    if (before != NULL) {
+        r = *before;
+        for (size_t b = 0; b < hash_blocks; b++) {
+            prev = r;
+            k->poly1305_blocks(&r, hashed + 16 * b, 16, 1);
+            for (int i = 0; i < POLY1305_PRIV_WORDS; i++)
+                if (r.priv[i] != prev.priv[i] && (r.priv[i] >> 40) != 0)
+                    add_word_idx(r.priv[i], "hash word within the call", i);
+        }
+    }
+    chacha_round_pair_words(ccn[0]);
+    if (nblocks > 16)
+        chacha_round_pair_words(ccn[0] + (uint32_t)(nblocks - 16));
+    nwords32 = 0;
+    for (int i = 0; i < 8; i++)
+        add_word32_idx(ckey[i], "ChaCha20 key word", i);
+    /* the batches (8 blocks) the call runs: the last is whole even when the text is not */
+    size_t nb8 = (nblocks + 7) & ~(size_t)7;
+    for (size_t b = 0; b < nb8; b++) {
+        uint8_t ks[64];
+
+        if (b >= 16 && b + 16 < nb8)
+            continue;
+        ref_block_words(ccn[0] + (uint32_t)b, (int)b, ks);
+        for (size_t w = 0; w < 16; w++)
+            if (64 * b + 4 * w >= used)
+                add_word32_idx(le32(ks + 4 * w), "keystream word past the text", (int)(16 * b + w));
+    }
+}
+
+/*
+ * aead_xor_hash_range over 0..3136 bytes around the 512-byte batches, pre
+ * 0, 16, 512 and 1024 bytes of ciphertext before the text, sealing in
+ * place and opening (in place with pre 0, else to another buffer), from a
+ * Poly1305 state in each form (1, 24, 48 blocks hashed before: scalar, 8
+ * and 16 pending lanes at the IFMA level); hash_len the text's whole
+ * 64-byte blocks (as the AEAD core) or whole 16-byte blocks.
+ */
+static void kernel_range_stack(const chapoly_kernels *k)
+{
+    static const size_t lens[] = { 0, 16, 64, 447, 511, 512, 513, 1000, 1024, 1040,
+                                   1535, 1536, 2048, 2100, 2560, 3072, 3136 };
+    static const size_t pres[] = { 0, 16, 512, 1024 };
+    static const size_t befores[] = { 1, 24, 48 };
+    const chapoly_kernels *P = chapoly_kernels_by_name("portable");
+    char what[160];
+    size_t n = 0;
+
+    if (P == NULL)
+        return;
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+        for (size_t pi = 0; pi < sizeof(pres) / sizeof(pres[0]); pi++)
+            for (int enc = 1; enc >= 0; enc--, n++) {
+                size_t len = lens[li], pre = pres[pi], bb = befores[n % 3];
+                size_t hash_len = len & ~(size_t)((n & 1) ? 15 : 63);
+                uint8_t *base = rbuf + 1024;
+                uint8_t *out = (enc || pre == 0) ? base : rout;
+                struct rop o = { k, 0, out, base, len, pre, hash_len, 0, enc };
+                _Alignas(64) poly1305_state r;
+                uint8_t tag[16], rtag[16];
+
+                t_rand_bytes(ckey, sizeof(ckey));
+                t_rand_bytes(ccn, sizeof(ccn));
+                ccn[0] = (uint32_t)t_rand64() & 0xffff; /* the AEAD has no 2^32 wrap */
+                t_rand_bytes(rbuf, sizeof(rbuf));
+                t_rand_bytes(kkey, sizeof(kkey));
+                t_rand_bytes(kmsg, sizeof(kmsg));
+
+                /* the reference: portable ChaCha20 and Poly1305 in the order the entry describes */
+                memcpy(rref, rbuf, sizeof(rref));
+                P->chacha20_xor(rref + 1024, rref + 1024, len, ckey, ccn);
+                P->poly1305_init(&r, kkey);
+                P->poly1305_blocks(&r, kmsg, 16 * bb, 1);
+                if (pre + hash_len > 0)
+                    P->poly1305_blocks(&r, (enc ? rref : rbuf) + 1024 - pre, pre + hash_len, 1);
+                P->poly1305_final(&r, rtag);
+                /* off-scan: the level's states before and after, its tag */
+                k->poly1305_init(&rsnap[0], kkey);
+                k->poly1305_blocks(&rsnap[0], kmsg, 16 * bb, 1);
+                r = rsnap[0];
+                k->poly1305_blocks(&r, (enc ? rref : rbuf) + 1024 - pre, pre + hash_len, 1);
+                rsnap[1] = r;
+                k->poly1305_final(&r, tag);
+                T_EQ_MEM(tag, rtag, 16, "aead_xor_hash_range reference tag, %zu bytes", len);
+
+                kernel_words(tag, &rsnap[0], &rsnap[1]);
+                range_words(k, &rsnap[0], (enc ? rref : rbuf) + 1024 - pre, (pre + hash_len) / 16,
+                            (len + 63) / 64, len);
+                xst = rsnap[0];
+                snprintf(what, sizeof(what),
+                         "kernel aead_xor_hash_range%s, %s%s, %zu bytes, pre %zu, hash %zu, "
+                         "%zu blocks before",
+                         k->aead_xor_hash_range != NULL ? "" : " (composed)",
+                         enc ? "seal" : "open", out == base ? " in place" : "", len, pre,
+                         hash_len, bb);
+                check_op(range_op, &o, what);
+                T_EQ_MEM(out, rref + 1024, len, "%s: output", what);
+                k->poly1305_final(&xst, xtag);
+                T_EQ_MEM(xtag, rtag, 16, "%s: tag", what);
+            }
+    nwords = 0;
+    nwords32 = 0;
+}
+
+/*
+ * aead_first_xor_hash over 449..3136 bytes with 0 and 70 bytes of AAD
+ * (whole blocks and a padded partial one), sealing in place and opening
+ * to another buffer, hash_len the whole 64-byte blocks (the AEAD core)
+ * or 448. Listed besides: the Poly1305 key (block ctr_nonce[0]) words.
+ */
+static void kernel_first_stack(const chapoly_kernels *k)
+{
+    static const size_t lens[] = { 449, 464, 511, 512, 513, 960, 961, 1024, 1350,
+                                   1536, 2048, 2500, 3072, 3136 };
+    static const size_t aadlens[] = { 0, 70 };
+    const chapoly_kernels *P = chapoly_kernels_by_name("portable");
+    char what[160];
+    size_t n = 0;
+
+    if (P == NULL)
+        return;
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++)
+        for (size_t ai = 0; ai < 2; ai++)
+            for (int enc = 1; enc >= 0; enc--, n++) {
+                size_t len = lens[li], aadlen = aadlens[ai];
+                size_t hash_len = (n % 4 == 3) ? 448 : len & ~(size_t)63;
+                uint8_t *base = rbuf + 1024;
+                uint8_t *out = enc ? base : rout;
+                struct rop o = { k, 1, out, base, len, 0, hash_len, aadlen, enc };
+                _Alignas(64) poly1305_state r;
+                uint8_t tag[16], otk[64], pad[16] = { 0 };
+
+                t_rand_bytes(ckey, sizeof(ckey));
+                t_rand_bytes(ccn, sizeof(ccn));
+                ccn[0] = (uint32_t)t_rand64() & 0xffff;
+                t_rand_bytes(rbuf, sizeof(rbuf));
+                t_rand_bytes(raad, sizeof(raad));
+
+                /* the reference: portable key block, AAD padded, text, hash */
+                memset(otk, 0, sizeof(otk));
+                P->chacha20_xor(otk, otk, 64, ckey, ccn);
+                memcpy(rref, rbuf, sizeof(rref));
+                ccn[0]++;
+                P->chacha20_xor(rref + 1024, rref + 1024, len, ckey, ccn);
+                ccn[0]--;
+                P->poly1305_init(&r, otk);
+                if (aadlen >= 16)
+                    P->poly1305_blocks(&r, raad, aadlen & ~(size_t)15, 1);
+                if (aadlen % 16 != 0) {
+                    memcpy(pad, raad + (aadlen & ~(size_t)15), aadlen % 16);
+                    P->poly1305_blocks(&r, pad, 16, 1);
+                }
+                P->poly1305_blocks(&r, (enc ? rref : rbuf) + 1024, hash_len, 1);
+                P->poly1305_final(&r, tag);
+                /* off-scan: the level's state after */
+                k->poly1305_init(&rsnap[1], otk);
+                if (aadlen >= 16)
+                    k->poly1305_blocks(&rsnap[1], raad, aadlen & ~(size_t)15, 1);
+                if (aadlen % 16 != 0)
+                    k->poly1305_blocks(&rsnap[1], pad, 16, 1);
+                rsnap[0] = rsnap[1];
+                k->poly1305_blocks(&rsnap[1], (enc ? rref : rbuf) + 1024, hash_len, 1);
+
+                memcpy(kkey, otk, 32);
+                kernel_words(tag, NULL, &rsnap[1]);
+                add_state_words(&rsnap[0], "state word (after the AAD)");
+                range_words(k, &rsnap[0], (enc ? rref : rbuf) + 1024, hash_len / 16,
+                            1 + (len + 63) / 64, 64 + len);
+                for (int w = 8; w < 16; w++) /* the key block's unused half */
+                    add_word32_idx(le32(otk + 4 * w), "key block word", w);
+                memset(&xst, 0xa5, sizeof(xst)); /* needs no init */
+                snprintf(what, sizeof(what),
+                         "kernel aead_first_xor_hash%s, %s, %zu bytes, AAD %zu, hash %zu",
+                         k->aead_first_xor_hash != NULL ? "" : " (composed)",
+                         enc ? "seal in place" : "open", len, aadlen, hash_len);
+                check_op(range_op, &o, what);
+                T_EQ_MEM(out, rref + 1024, len, "%s: output", what);
+                k->poly1305_final(&xst, xtag);
+                T_EQ_MEM(xtag, tag, 16, "%s: tag", what);
+                chapoly_wipe(otk, sizeof(otk));
+            }
+    nwords = 0;
+    nwords32 = 0;
+}
+
 /* ---- EVP calls ---- */
 static EVP_MAC_CTX *smac;
 static EVP_CIPHER_CTX *saead;
@@ -1320,6 +1557,8 @@ static void stack_tests(void)
         kernel_poly_multi_stack(k);
         kernel_chacha_stack(k);
         kernel_xor_hash_stack(k);
+        kernel_range_stack(k);
+        kernel_first_stack(k);
     }
     evp_mac_stack();
     evp_aead_stack();
