@@ -90,17 +90,23 @@ prepare() {
     mkdir -p "$work/lists/partial" "$work/cache/archives/partial" "$work/debs" "$work/root"
     printf 'Types: deb\nURIs: %s\nSuites: %s\nComponents: main\nSigned-By: %s\n' \
         "$archive" "$suite" "$keyring" > "$work/$suite.sources"
-    local apt=(apt-get -q
+    # Error-Mode=any: an index that cannot be fetched fails the update (by
+    # default apt-get update exits 0 and only warns).
+    local apt=(apt-get -q -o APT::Update::Error-Mode=any
         -o "Dir::Etc::sourcelist=$work/$suite.sources" -o Dir::Etc::sourceparts=/dev/null
         -o Dir::Etc::preferences=/dev/null -o Dir::Etc::preferencesparts=/dev/null
         -o "Dir::State::Lists=$work/lists" -o "Dir::Cache=$work/cache"
         -o APT::Architecture="$arch" -o APT::Architectures="$arch")
     [ "$(id -u)" = 0 ] && apt+=(-o APT::Sandbox::User=root)
     say "fetching $suite's package lists (private apt state)"
-    "${apt[@]}" update > "$work/update.log" 2>&1 || {
+    # The log is checked too, in case this apt ignores Error-Mode.
+    if ! "${apt[@]}" update > "$work/update.log" 2>&1 ||
+        grep -q '^[WE]: \(Failed to fetch\|Some index files failed\)' "$work/update.log"; then
         cat "$work/update.log" >&2
-        die "apt-get update for $suite failed"
-    }
+        die "cannot fetch $suite's package lists from $archive (the network or the mirror is" \
+            "unreachable, or the mirror lacks $suite; set CHAPOLY_DEBIAN_ARCHIVE to another" \
+            "Debian mirror); apt-get update's output is above"
+    fi
     say "downloading: $packages"
     # shellcheck disable=SC2086
     (cd "$work/debs" && "${apt[@]}" download $packages) > "$work/download.log" 2>&1 || {
