@@ -131,6 +131,9 @@ prepare() {
     esac
     date -u +%Y-%m-%dT%H:%M:%SZ > "$prefix/.complete"
     say "ready: $v in $prefix"
+    # here, not only in the trap: --run's exec would skip the EXIT trap
+    rm -rf "$work"
+    trap - EXIT
 }
 
 ensure() {
@@ -144,6 +147,8 @@ ensure() {
         prepare
     fi
     flock -u 9
+    # not inherited by the program --run starts
+    exec 9>&-
 }
 
 loader_words() { echo "$loader" --library-path "$libdir"; }
