@@ -14,7 +14,10 @@
 #                       one per line (none contains a space): use as $(... --cmake-args)
 #   --cached            print the prefix if it is complete, else exit 1 (no download)
 #
-# The prefix is ${CHAPOLY_OPENSSL35_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/chapoly/openssl-3.5}.
+# The prefix is ${CHAPOLY_OPENSSL35_PREFIX:-REPO/.cache/openssl-3.5}, inside the
+# repository (.cache/ is ignored by git): the project reads and writes nothing
+# outside its repository except the system's apt sources, read to find the
+# mirror. A fresh clone downloads again (a few seconds).
 # A complete prefix (marked by PREFIX/.complete, written last) is reused; an
 # incomplete one is prepared again from scratch. The archive is the one the
 # system's own apt sources name for Debian (CHAPOLY_DEBIAN_ARCHIVE overrides it).
@@ -27,7 +30,8 @@ set -euo pipefail
 
 suite=trixie
 packages="libssl3t64 libssl-dev openssl libc6 libzstd1 zlib1g"
-prefix=${CHAPOLY_OPENSSL35_PREFIX:-${XDG_CACHE_HOME:-$HOME/.cache}/chapoly/openssl-3.5}
+repo=$(cd "$(dirname "$0")/.." && pwd)
+prefix=${CHAPOLY_OPENSSL35_PREFIX:-$repo/.cache/openssl-3.5}
 
 say() { echo "openssl35: $*" >&2; }
 die() {
