@@ -18,8 +18,10 @@
 #                   TLS (libssl 3.5), CLI (its openssl command) and secrets
 #                   tests at every level, and binary compatibility both ways
 # Usage: scripts/test-all.sh [--quick | --check-tools]
-#   --quick        build-test, quick label only
-#   --check-tools  only check (and on Debian install) the tools, then exit
+#   --quick        build-test, quick label only; needs only the native tools
+#                  (no arm64 packages, no cross compiler)
+#   --check-tools  only check (and on Debian install) every tool the full run
+#                  needs, the arm64 cross tools included, then exit
 # The developer's inner loop is not this script but one layer's label in an
 # existing build directory (labels: kernels, evp, tls, cli, clients, ct,
 # valgrind; see README.md, "How chapoly is tested"):
@@ -87,8 +89,13 @@ debian_packages() {
 host_is_x86_64() {
     [ "$(uname -m)" = x86_64 ]
 }
+# The arm64 trees are built by the full run only (and checked by
+# --check-tools, which prepares for it); --quick needs none of it.
+need_arm64() {
+    [ "$mode" != quick ] && host_is_x86_64
+}
 arm64_packages() {
-    if host_is_x86_64; then
+    if need_arm64; then
         # the cross libc is only a Recommends of the compiler
         echo gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user-static libssl-dev:arm64 \
             libsodium-dev:arm64
@@ -181,7 +188,7 @@ missing_tools() {
         echo "openssl: $(command -v openssl) is not built for this CPU (openssl:arm64 replaced it?" \
             "apt-get install openssl:$(native_arch))"
     fi
-    if host_is_x86_64; then
+    if need_arm64; then
         for t in aarch64-linux-gnu-gcc qemu-aarch64-static; do
             command -v "$t" > /dev/null 2>&1 || echo "$t (the arm64 tree)"
         done
@@ -229,7 +236,10 @@ check_tools() {
     if [ -n "$missing" ]; then
         echo "test-all: the test suite needs these, and they are missing:" >&2
         while IFS= read -r line; do echo "  $line"; done <<< "$missing" >&2
-        echo "(Debian packages: $(debian_packages))" >&2
+        echo "(Debian packages: $(debian_packages)$(
+            [ -n "$(arm64_packages)" ] &&
+                echo "; after dpkg --add-architecture arm64: $(arm64_packages)"
+        ))" >&2
         return 1
     fi
     echo "test-all: every test tool is present"
