@@ -155,10 +155,23 @@ install_debian_packages() {
         fi
         ;;
     esac
+    # Error-Mode=any: by default apt-get update exits 0 when an index cannot
+    # be fetched, and the install then fails with "Unable to locate package".
+    local updated=1 why="the network or a mirror in /etc/apt/sources.list{,.d} is unreachable"
+    case " $missing" in
+        *:arm64*) why="$why, or a source has no arm64 packages (after dpkg --add-architecture arm64)" ;;
+    esac
+    if ! as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get -o APT::Update::Error-Mode=any update -qq; then
+        updated=0
+        echo "test-all: apt-get update could not fetch every package list (errors above): $why;" \
+            "trying the install anyway" >&2
+    fi
     # shellcheck disable=SC2086
-    if ! as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq ||
-        ! as_root env DEBIAN_FRONTEND=noninteractive \
-            apt-get install -y -qq --no-install-recommends $missing > /dev/null; then
+    if ! as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends $missing > /dev/null; then
+        [ "$updated" = 0 ] &&
+            echo "test-all: apt-get install failed, probably because apt-get update did (see above)" >&2
         echo "test-all: apt-get failed; install by hand:" >&2
         echo "  apt-get install -y --no-install-recommends $missing" >&2
         return 1
