@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The whole test suite, eight builds, each configured, built and run through CTest:
+# The whole test suite, nine builds, each configured, built and run through CTest:
 #   build-test      SIMD kernels; every test at every kernel level, valgrind
 #                   (constant-time and memcheck) and the real clients
 #   build-portable  -DCHAPOLY_SIMD=OFF: the same suite on the portable kernels
