@@ -31,6 +31,12 @@
 /* Text in the first batch, at most: 31 blocks beside the key block. */
 #define AEAD_FIRST_TEXT_MAX (2048 - 64)
 
+/* Granule of an exact streaming batch: one 8-lane batch (aead_batch_bytes). */
+#define AEAD_BATCH_UNIT 512
+
+/* An update this long (or the last one that needed a kernel call) makes exact batches. */
+#define AEAD_BIG_UPDATE 1024
+
 /* Keystream blocks made with the key block when the AAD needs the key first. */
 #define AEAD_KEY_AHEAD 3
 
@@ -67,18 +73,26 @@ static size_t aead_first_text_len(size_t len)
 }
 
 /*
- * Keystream one streaming batch makes: AEAD_BATCH_MAX, two whole 16-lane
- * batches (the avx512 ChaCha20 runs them in flight together) or four 8-lane
- * ones. Measured on Zen 4, 256-byte updates: 2 KiB batches 1.77x -> 1.98x
- * the default in openssl speed -evp, 69 % -> 76 % of the one-shot in
- * bench_evp stream256 (16 and 64 KiB messages), against 1 KiB batches; at
- * the avx2 level 512-byte batches cost 13 % more instructions per byte than
- * 1 KiB ones. Updates of whole kilobytes at a block boundary do not use a
- * batch (aead_more_text). A message leaves half a batch unused on average.
+ * Keystream one streaming batch makes for need bytes from its start (the
+ * partial block it makes again and the rest of the update): AEAD_BATCH_MAX,
+ * two whole 16-lane batches (the avx512 ChaCha20 runs them in flight
+ * together) or four 8-lane ones. Measured on Zen 4, 256-byte updates: 2 KiB
+ * batches 1.77x -> 1.98x the default in openssl speed -evp, 69 % -> 76 % of
+ * the one-shot in bench_evp stream256 (16 and 64 KiB messages), against
+ * 1 KiB batches; at the avx2 level 512-byte batches cost 13 % more
+ * instructions per byte than 1 KiB ones. Updates of whole kilobytes at a
+ * block boundary do not use a batch (aead_more_text), so with big updates
+ * (this one or the last that needed a kernel call at least a kilobyte, or
+ * exact: no text follows) a batch is the end of an update, mostly the last
+ * of the message: then only the 512-byte batches the update needs are made
+ * (1350 bytes in 1 KiB updates at avx2: 512 bytes instead of 2 KiB for the
+ * 326 after the first kilobyte). A message of small updates leaves half a
+ * batch unused on average.
  */
-static inline unsigned aead_batch_bytes(const chapoly_aead *a)
+static inline unsigned aead_batch_bytes(size_t need, int exact)
 {
-    (void)a;
+    if (exact && need < AEAD_BATCH_MAX)
+        return (unsigned)((need + AEAD_BATCH_UNIT - 1) & ~(size_t)(AEAD_BATCH_UNIT - 1));
     return AEAD_BATCH_MAX;
 }
 
@@ -106,6 +120,7 @@ static void aead_begin(chapoly_aead *a, const chapoly_kernels *k, const uint32_t
     a->poly.buflen = 0;
     a->aad_len = a->text_len = a->batch_start = 0;
     a->batch_used = a->ks_len = a->ks_made = 0;
+    a->last_len = 0;
     a->aad_buffered = 0;
     a->phase = PHASE_KEY;
 }
@@ -375,13 +390,14 @@ static inline void aead_xor_collect(uint8_t *out, const uint8_t *in, const uint8
  * The keystream of the batch is used up and text follows: the batch's
  * whole blocks of ciphertext go into the MAC in one run, and a new batch
  * of keystream starts at the block where the text is (a partial block
- * left by a first text is made again).
+ * left by a first text is made again), for len more bytes of text (exact:
+ * aead_batch_bytes).
  */
-static void aead_next_batch(chapoly_aead *a)
+static void aead_next_batch(chapoly_aead *a, size_t len, int exact)
 {
     const chapoly_kernels *k = a->k;
     unsigned full = a->batch_used & ~63u, tail = a->batch_used & 63u;
-    unsigned bytes = aead_batch_bytes(a);
+    unsigned bytes = aead_batch_bytes(tail + len, exact);
     uint32_t ctr_nonce[4];
 
     if (full > 0) {
@@ -443,6 +459,34 @@ static size_t aead_direct(chapoly_aead *a, uint8_t *out, const uint8_t *in, size
 }
 
 /*
+ * Text straight from in to out at a block boundary with no keystream made
+ * ahead, on a level with aead_xor_hash_range: all len bytes in one call
+ * that hashes their whole blocks beside the ChaCha20 (the collected
+ * ciphertext first), as the one-shot's first text does; the ciphertext
+ * after the last whole block waits in ct[] and its keystream is not kept.
+ */
+static size_t aead_direct_range(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len,
+                                int enc)
+{
+    const chapoly_kernels *k = a->k;
+    size_t hashed = len & ~(size_t)63;
+    uint32_t ctr_nonce[4];
+
+    if (a->batch_used > 0)
+        k->poly1305_blocks(&a->poly, a->ct, a->batch_used, 1);
+    a->batch_start += a->batch_used;
+    aead_ctr(a, a->batch_start, ctr_nonce);
+    if (!enc && len > hashed) /* before out (== in) changes */
+        memcpy(a->ct, in + hashed, len - hashed);
+    k->aead_xor_hash_range(out, in, len, 0, hashed, a->stream.key, ctr_nonce, &a->poly, enc);
+    if (enc && len > hashed)
+        memcpy(a->ct, out + hashed, len - hashed);
+    a->batch_start += hashed;
+    a->batch_used = a->ks_len = (unsigned)(len - hashed);
+    return len;
+}
+
+/*
  * Text after the first: keystream made ahead first, then whole kilobytes
  * straight through, then the rest from a new batch (ahead) or straight
  * through (the one-shot calls: nothing follows).
@@ -450,6 +494,9 @@ static size_t aead_direct(chapoly_aead *a, uint8_t *out, const uint8_t *in, size
 static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len,
                            int enc, const uint8_t *prev_ciphertext, int ahead)
 {
+    /* big updates: the batch made here is likely the message's last */
+    int exact = !ahead || len >= AEAD_BIG_UPDATE || a->last_len >= AEAD_BIG_UPDATE;
+
     a->text_len += len;
     while (len > 0) {
         size_t n = a->ks_len - a->batch_used;
@@ -459,11 +506,14 @@ static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, siz
                 n = len;
             aead_xor_collect(out, in, a->ks + a->batch_used, a->ct + a->batch_used, n, enc);
             a->batch_used += (unsigned)n;
+        } else if ((a->batch_used & 63) == 0 && exact && prev_ciphertext == NULL &&
+                   a->k->aead_xor_hash_range != NULL && len < 1024) {
+            n = aead_direct_range(a, out, in, len, enc);
         } else if ((a->batch_used & 63) == 0 && (len >= 1024 || !ahead)) {
             n = aead_direct(a, out, in, len, enc, prev_ciphertext);
             prev_ciphertext = NULL;
         } else {
-            aead_next_batch(a);
+            aead_next_batch(a, len, exact);
             continue;
         }
         out += n;
@@ -634,6 +684,7 @@ static void aead_text_streaming(chapoly_aead *a, uint8_t *out, const uint8_t *in
                                 int enc)
 {
     aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered, 1);
+    a->last_len = len < AEAD_BIG_UPDATE ? (unsigned)len : AEAD_BIG_UPDATE;
 }
 
 void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc)

@@ -48,6 +48,7 @@ typedef struct chapoly_aead {
     unsigned batch_used;     /* text_len - batch_start: ct[0..batch_used) waits for the MAC */
     unsigned ks_len;         /* keystream of the batch: ks[batch_used..ks_len) is unused */
     unsigned ks_made;        /* ks[0..ks_made) has held keystream since the last wipe */
+    unsigned last_len;       /* the last update that needed a kernel call, at most 1024 */
     uint8_t aad_buf[64];     /* short AAD waits for the key block's batch */
     _Alignas(64) uint8_t ks[AEAD_BATCH_MAX];
     /* ciphertext of the batch; room for the zero pad and the lengths block */

@@ -420,6 +420,77 @@ static void stream_batches(const chapoly_kernels *k)
     free(a);
 }
 
+/*
+ * Refill sizes (aead_batch_bytes): after an update of at least a kilobyte,
+ * a refill makes only the 512-byte batches the update needs; small updates
+ * keep 2 KiB batches. The first update, 1030 bytes, leaves 6 bytes of a
+ * partial block (batch_used 6 at text offset 1024 at every level), so the
+ * second, of len bytes, refills from that block with 6 + len bytes to
+ * cover: 506 makes 512, 507 makes 1024 (one byte past a batch), 570 (one
+ * block past it) 1024, 1018 1024, 1019 1536, 2042 2048; 2043 and 2500
+ * (ks_len 0 below) make 2048 and then the rest, never more than ks[] holds
+ * (ks_made, the most it held). Each message is checked (seal with the buffers overwritten, open), the state's keystream
+ * made counted, and ks[] wiped after the finish.
+ */
+static void stream_refill(const chapoly_kernels *k)
+{
+    static const struct {
+        size_t second, ks_len;
+    } cases[] = { { 1, 512 },      { 506, 512 },   { 507, 1024 },  { 570, 1024 },
+                  { 1018, 1024 },  { 1019, 1536 }, { 1530, 1536 }, { 1531, 2048 },
+                  { 2042, 2048 }, { 2043, 0 },     { 2500, 0 } };
+    chapoly_aead *a = state_alloc();
+    uint8_t key[32], nonce[12], aad[13], tag_ref[16], tag[16], piece[2500];
+
+    rnd_bytes(key, 32);
+    rnd_bytes(aad, sizeof(aad));
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        size_t u[3] = { 1030, cases[i].second, 100 }, len = u[0] + u[1] + u[2], off = 0;
+
+        rnd_bytes(nonce, 12);
+        rnd_bytes(pt, len);
+        ref_seal(key, nonce, aad, sizeof(aad), pt, len, ct_ref, tag_ref);
+        for (int enc = 1; enc >= 0; enc--) {
+            chapoly_aead_start(a, k, key, nonce);
+            chapoly_aead_aad(a, aad, sizeof(aad));
+            off = 0;
+            for (int j = 0; j < 3; j++) {
+                memcpy(piece, (enc ? pt : ct_ref) + off, u[j]);
+                chapoly_aead_text(a, piece, piece, u[j], enc);
+                memcpy(buf + off, piece, u[j]);
+                memset(piece, 0x5c, sizeof(piece));
+                off += u[j];
+                if (j == 1 && enc && cases[i].ks_len == 0)
+                    CHECK(a->ks_made == AEAD_BATCH_MAX,
+                          "%s refill: 1030 then %zu bytes held %u bytes of keystream, not %d",
+                          k->name, u[1], a->ks_made, AEAD_BATCH_MAX);
+                else if (j == 1 && enc)
+                    CHECK(a->ks_len == cases[i].ks_len,
+                          "%s refill: 1030 then %zu bytes made %u bytes of keystream, not %zu",
+                          k->name, u[1], a->ks_len, cases[i].ks_len);
+            }
+            if (enc) {
+                chapoly_aead_finish(a, tag);
+                CHECK(memcmp(buf, ct_ref, len) == 0 && memcmp(tag, tag_ref, 16) == 0,
+                      "%s refill seal: updates 1030, %zu, 100", k->name, u[1]);
+            } else {
+                CHECK(chapoly_aead_verify(a, tag_ref, 16) && memcmp(buf, pt, len) == 0,
+                      "%s refill open: updates 1030, %zu, 100", k->name, u[1]);
+            }
+            CHECK(ks_clean(a), "%s refill: keystream left after updates 1030, %zu", k->name,
+                  u[1]);
+        }
+    }
+    /* small updates: one 2 KiB batch at a time, as before */
+    chapoly_aead_start(a, k, key, nonce);
+    for (int j = 0; j < 3; j++)
+        chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
+    CHECK(a->ks_len == AEAD_BATCH_MAX, "%s refill: 16-byte updates made %u bytes, not %d",
+          k->name, a->ks_len, AEAD_BATCH_MAX);
+    chapoly_aead_clear(a);
+    free(a);
+}
+
 /* ---- vector files ---- */
 
 struct vctx {
@@ -508,6 +579,7 @@ int main(void)
         vectors(k, dir);
         stream_diff(k);
         stream_batches(k);
+        stream_refill(k);
         oneshot_diff(k);
         levels++;
         printf("level %s: %lu passed, %lu failed\n", names[i], n_pass - p0, n_fail - f0);
