@@ -40,9 +40,8 @@ static inline void chapoly_count(chapoly_provctx *pc, uint64_t *counter)
  * 64-byte loads; OpenSSL's allocator guarantees only 16. The base pointer is
  * kept just below the aligned block.
  */
-static inline void *chapoly_ctx_zalloc(size_t size)
+static inline void *chapoly_ctx_place(unsigned char *base)
 {
-    unsigned char *base = OPENSSL_zalloc(size + 64 + sizeof(void *));
     uintptr_t p;
 
     if (base == NULL)
@@ -50,6 +49,24 @@ static inline void *chapoly_ctx_zalloc(size_t size)
     p = ((uintptr_t)base + sizeof(void *) + 63) & ~(uintptr_t)63;
     ((void **)p)[-1] = base;
     return (void *)p;
+}
+
+/* Not zeroed: for contexts with big buffers that are written before they are read. */
+static inline void *chapoly_ctx_alloc(size_t size)
+{
+    return chapoly_ctx_place(OPENSSL_malloc(size + 64 + sizeof(void *)));
+}
+
+/* The caller has wiped every byte of the context that ever held a secret. */
+static inline void chapoly_ctx_release(void *ctx)
+{
+    if (ctx != NULL)
+        OPENSSL_free(((void **)ctx)[-1]);
+}
+
+static inline void *chapoly_ctx_zalloc(size_t size)
+{
+    return chapoly_ctx_place(OPENSSL_zalloc(size + 64 + sizeof(void *)));
 }
 
 static inline void chapoly_ctx_free(void *ctx, size_t size)
@@ -62,7 +79,7 @@ static inline void chapoly_ctx_free(void *ctx, size_t size)
 
 static inline void *chapoly_ctx_dup(const void *ctx, size_t size)
 {
-    void *d = chapoly_ctx_zalloc(size);
+    void *d = chapoly_ctx_alloc(size);
 
     if (d != NULL)
         memcpy(d, ctx, size);

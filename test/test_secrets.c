@@ -103,12 +103,14 @@ static void add_secret(const uint8_t *s)
         memcpy(secrets[nsecrets++], s, 32);
 }
 
-/* Poly1305 one-time key of (key, nonce): ChaCha20 block 0 from the default provider. */
-static void otk_of(const uint8_t key[32], const uint8_t nonce[12], uint8_t otk[32])
+/* 32 bytes of ChaCha20 block ctr of (key, nonce) from the default provider. */
+static void block_of(const uint8_t key[32], const uint8_t nonce[12], uint32_t ctr,
+                     uint8_t otk[32])
 {
     EVP_CIPHER *c = t_cipher("ChaCha20", 0);
     EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
-    uint8_t iv[16] = { 0 }, zero[32] = { 0 };
+    uint8_t iv[16] = { (uint8_t)ctr, (uint8_t)(ctr >> 8), (uint8_t)(ctr >> 16),
+                       (uint8_t)(ctr >> 24) }, zero[32] = { 0 };
     int ol;
 
     memcpy(iv + 4, nonce, 12);
@@ -134,13 +136,19 @@ static void aead_run(const char *name, size_t ivlen, int finish, int dup, int re
     add_secret(pt);
     add_secret(pt + 100);
     if (ivlen == 12) {
-        uint8_t otk[32];
-        otk_of(key, iv, otk);
+        uint8_t otk[32], ks[32];
+        block_of(key, iv, 0, otk); /* the Poly1305 one-time key */
         add_secret(otk);
+        block_of(key, iv, 3, ks); /* keystream of text 128..159, used from ks[] */
+        add_secret(ks);
+        block_of(key, iv, 4, ks); /* keystream past the text, made ahead into ks[] */
+        add_secret(ks);
     }
     T_OK(EVP_EncryptInit_ex(x, c, NULL, key, iv), "%s init", name);
     T_OK(EVP_EncryptUpdate(x, NULL, &ol, pt, 13), "%s aad", name);
     T_OK(EVP_EncryptUpdate(x, ct, &ol, pt, 150), "%s update", name);
+    /* a second update: the core makes keystream ahead into its buffer */
+    T_OK(EVP_EncryptUpdate(x, ct + 150, &ol, pt + 150, 40), "%s second update", name);
     if (dup) {
         y = EVP_CIPHER_CTX_new();
         T_OK(EVP_CIPHER_CTX_copy(y, x), "%s dup", name);
@@ -628,8 +636,9 @@ static void kernel_words(const uint8_t *tag, const poly1305_state *before,
 
 /*
  * Two blocks() calls of n1 and n2 blocks, then final. n1: 1 and 5 (scalar
- * everywhere), 17 (scalar below the IFMA 8-lane threshold), 20 (8 lanes +
- * a partial batch), 32 and 64 (whole batches: lanes pend until the next
+ * everywhere), 17 and 20 (scalar below the IFMA 8-lane threshold, 24),
+ * 36 (IFMA 8 lanes + a partial batch),
+ * 32 and 64 (whole batches: lanes pend until the next
  * call), 45 and 256 (16 lanes / AVX2 batches). n2 = 1 (a padded partial
  * block: pending lanes are folded), 16 (whole batches go on) or none
  * (final folds the lanes).
@@ -637,7 +646,7 @@ static void kernel_words(const uint8_t *tag, const poly1305_state *before,
 static void kernel_poly_stack(const chapoly_kernels *k)
 {
     static const size_t n[][2] = { { 1, 1 }, { 5, 1 }, { 17, 1 }, { 20, 1 }, { 32, 0 },
-                                   { 32, 1 }, { 45, 1 }, { 64, 16 }, { 256, 0 } };
+                                   { 32, 1 }, { 36, 1 }, { 45, 1 }, { 64, 16 }, { 256, 0 } };
     char what[96];
 
     for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
@@ -1475,7 +1484,7 @@ static void evp_aead_stack(void)
         t_rand_bytes(eiv, sizeof(eiv));
         t_rand_bytes(emsg, sizeof(emsg));
         emsglen = lens[i];
-        otk_of(ekey, eiv, otk);
+        block_of(ekey, eiv, 0, otk);
         saead = EVP_CIPHER_CTX_new();
         T_OK(EVP_EncryptInit_ex(saead, c, NULL, NULL, NULL), "AEAD ctx");
         nwords = 0;

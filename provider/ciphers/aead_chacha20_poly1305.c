@@ -30,6 +30,7 @@
  * (core/aead_core.h), which owns the message's keystream, MAC and batch
  * shapes; here are only the state machine, the limits and the errors.
  */
+#include <stddef.h>
 #include <string.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
@@ -90,13 +91,42 @@ static OSSL_FUNC_cipher_gettable_ctx_params_fn xchacha20_poly1305_gettable_ctx_p
 static OSSL_FUNC_cipher_settable_ctx_params_fn chacha20_poly1305_settable_ctx_params;
 static OSSL_FUNC_cipher_settable_ctx_params_fn xchacha20_poly1305_settable_ctx_params;
 
+/*
+ * The message's keystream and ciphertext buffers (6 KiB of the context) are
+ * written before they are read, so a new context zeroes only the bytes
+ * before and after them, and a freed one wipes ks[] only as far as it ever
+ * held keystream (chapoly_aead_clear); ct[] holds ciphertext only.
+ * Allocating, zeroing and wiping all of it cost more than a short message.
+ */
+#define AEAD_BUFS_OFF (offsetof(aead_ctx, msg) + offsetof(chapoly_aead, ks))
+#define AEAD_BUFS_END (offsetof(aead_ctx, msg) + offsetof(chapoly_aead, ct) \
+                       + sizeof(((chapoly_aead *)0)->ct))
+_Static_assert(offsetof(chapoly_aead, ct)
+                   == offsetof(chapoly_aead, ks) + sizeof(((chapoly_aead *)0)->ks),
+               "nothing between ks[] and ct[]: new fields go before ks[]");
+
+/* Everything but ks[] and ct[]: header fields, keys, Poly1305 state, tag. */
+static void aead_ctx_outside_bufs(aead_ctx *c, int wipe)
+{
+    unsigned char *p = (unsigned char *)c;
+
+    if (wipe) { /* libc's memset through a volatile pointer: faster than OPENSSL_cleanse */
+        chapoly_wipe(p, AEAD_BUFS_OFF);
+        chapoly_wipe(p + AEAD_BUFS_END, sizeof(*c) - AEAD_BUFS_END);
+    } else {
+        memset(p, 0, AEAD_BUFS_OFF);
+        memset(p + AEAD_BUFS_END, 0, sizeof(*c) - AEAD_BUFS_END);
+    }
+}
+
 static void *aead_newctx(void *provctx, size_t ivlen)
 {
     chapoly_provctx *pc = provctx;
-    aead_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
+    aead_ctx *c = chapoly_ctx_alloc(sizeof(*c));
 
     if (c == NULL)
         return NULL;
+    aead_ctx_outside_bufs(c, 0);
     c->pc = pc;
     c->k = pc->k;
     c->ivlen = ivlen;
@@ -117,9 +147,14 @@ static void *xchacha20_poly1305_newctx(void *provctx)
 
 static void aead_freectx(void *vctx)
 {
-    if (vctx != NULL)
-        chapoly_pipeline_free(((aead_ctx *)vctx)->pipe);
-    chapoly_ctx_free(vctx, sizeof(aead_ctx));
+    aead_ctx *c = vctx;
+
+    if (c == NULL)
+        return;
+    chapoly_pipeline_free(c->pipe);
+    chapoly_aead_clear(&c->msg); /* ks[] as far as it was ever filled */
+    aead_ctx_outside_bufs(c, 1);
+    chapoly_ctx_release(c);
 }
 
 static void *aead_dupctx(void *vctx)
