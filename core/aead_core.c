@@ -687,6 +687,11 @@ static void aead_text_streaming(chapoly_aead *a, uint8_t *out, const uint8_t *in
     a->last_len = len < AEAD_BIG_UPDATE ? (unsigned)len : AEAD_BIG_UPDATE;
 }
 
+/* The per-update entry; 64-byte aligned, so the small-update loop's place does not move with
+ * unrelated code (16-byte updates at avx512 measured 5 % apart between two placements). */
+#if defined(__GNUC__) || defined(__clang__)
+__attribute__((aligned(64)))
+#endif
 void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc)
 {
     if (a->phase == PHASE_TEXT && len <= a->ks_len - a->batch_used) {
