@@ -487,6 +487,35 @@ static size_t aead_direct_range(chapoly_aead *a, uint8_t *out, const uint8_t *in
 }
 
 /*
+ * Sealing len bytes (a multiple of 64, at least 1024) at a block boundary
+ * with no keystream made ahead, on a level with aead_xor_hash_range, when
+ * the collected ciphertext and the text fit ct[]: the text is copied after
+ * the collected ciphertext and sealed there in one call that hashes the
+ * collected ciphertext as its pre bytes, so every block hashed here is
+ * hashed beside a batch's ChaCha20 (aead_xor_hash hashes a call's last
+ * 512-byte batch alone, a quarter of the time of a 1 KiB update at avx2);
+ * the last 512 bytes of ciphertext, which only a following batch could hash
+ * beside its rounds, stay collected for the next update or the finish.
+ */
+static size_t aead_seal_staged(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len)
+{
+    const chapoly_kernels *k = a->k;
+    size_t pre = a->batch_used;
+    uint8_t *c = a->ct + pre;
+    uint32_t ctr_nonce[4];
+
+    aead_ctr(a, a->batch_start + pre, ctr_nonce);
+    memcpy(c, in, len);
+    k->aead_xor_hash_range(c, c, len, pre, len - AEAD_BATCH_UNIT, a->stream.key, ctr_nonce,
+                           &a->poly, 1);
+    memcpy(out, c, len);
+    memmove(a->ct, c + len - AEAD_BATCH_UNIT, AEAD_BATCH_UNIT);
+    a->batch_start += pre + len - AEAD_BATCH_UNIT;
+    a->batch_used = a->ks_len = AEAD_BATCH_UNIT;
+    return len;
+}
+
+/*
  * Text after the first: keystream made ahead first, then whole kilobytes
  * straight through, then the rest from a new batch (ahead) or straight
  * through (the one-shot calls: nothing follows).
@@ -506,6 +535,10 @@ static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, siz
                 n = len;
             aead_xor_collect(out, in, a->ks + a->batch_used, a->ct + a->batch_used, n, enc);
             a->batch_used += (unsigned)n;
+        } else if ((a->batch_used & 63) == 0 && enc && prev_ciphertext == NULL &&
+                   a->k->aead_xor_hash_range != NULL && len >= 1024 && len % 64 == 0 &&
+                   a->batch_used + len <= AEAD_BATCH_MAX) {
+            n = aead_seal_staged(a, out, in, len);
         } else if ((a->batch_used & 63) == 0 && exact && prev_ciphertext == NULL &&
                    a->k->aead_xor_hash_range != NULL && len < 1024) {
             n = aead_direct_range(a, out, in, len, enc);
