@@ -73,7 +73,9 @@ static inline void chapoly_ctx_free(void *ctx, size_t size)
 {
     if (ctx == NULL)
         return;
-    OPENSSL_cleanse(ctx, size); /* keys, subkeys, Poly1305 key and powers, tags */
+    /* keys, subkeys, Poly1305 key and powers, tags; libc's memset (through a
+     * volatile pointer) wipes a 1.6 KiB MAC context far faster than OPENSSL_cleanse */
+    chapoly_wipe(ctx, size);
     OPENSSL_free(((void **)ctx)[-1]);
 }
 
