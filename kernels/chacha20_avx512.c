@@ -9,8 +9,9 @@
  *             row sets run in the same round loop (the row sets are
  *             latency-bound and fill the ports the column batch leaves
  *             idle); 9..15 blocks ->
- *             one partial column batch; 5..8 -> two interleaved zmm row sets
- *             (4 blocks each, one per 128-bit lane); 2..4 -> one row set.
+ *             one partial column batch; 5..8 -> one 8-lane ymm column batch
+ *             (the avx512vl shape; with a key block, two interleaved zmm row
+ *             sets, 4 blocks each, one per 128-bit lane); 2..4 -> one row set.
  *   avx512vl: 8-lane ymm column batches (32 registers hold the state and
  *             temporaries, vprold rotates) while >= 5 blocks are left;
  *             3..4 -> two interleaved ymm row sets; 2 -> one. No zmm register
