@@ -31,8 +31,16 @@
 /* Text in the first batch, at most: 31 blocks beside the key block. */
 #define AEAD_FIRST_TEXT_MAX (2048 - 64)
 
-/* Granule of an exact streaming batch: one 8-lane batch (aead_batch_bytes). */
+/* Ciphertext a staged seal keeps collected: one 8-lane batch. */
 #define AEAD_BATCH_UNIT 512
+
+/*
+ * Granule of an exact streaming batch (aead_batch_bytes): one block. Every
+ * level's ChaCha20 makes a few blocks in a short shape (avx512: one block
+ * scalar, 2..4 one zmm row set; avx2: 1..4 ymm row sets), so the last byte
+ * of a 2049- or 4097-byte seal costs one block, not a 512-byte batch.
+ */
+#define AEAD_EXACT_UNIT 64
 
 /* An update this long (or the last one that needed a kernel call) makes exact batches. */
 #define AEAD_BIG_UPDATE 1024
@@ -84,15 +92,15 @@ static size_t aead_first_text_len(size_t len)
  * block boundary do not use a batch (aead_more_text), so with big updates
  * (this one or the last that needed a kernel call at least a kilobyte, or
  * exact: no text follows) a batch is the end of an update, mostly the last
- * of the message: then only the 512-byte batches the update needs are made
- * (1350 bytes in 1 KiB updates at avx2: 512 bytes instead of 2 KiB for the
- * 326 after the first kilobyte). A message of small updates leaves half a
- * batch unused on average.
+ * of the message: then only the blocks the update needs are made (1350
+ * bytes in 1 KiB updates at avx2: 384 bytes instead of 2 KiB for the 326
+ * after the first kilobyte). A message of small updates leaves half a batch
+ * unused on average.
  */
 static inline unsigned aead_batch_bytes(size_t need, int exact)
 {
     if (exact && need < AEAD_BATCH_MAX)
-        return (unsigned)((need + AEAD_BATCH_UNIT - 1) & ~(size_t)(AEAD_BATCH_UNIT - 1));
+        return (unsigned)((need + AEAD_EXACT_UNIT - 1) & ~(size_t)(AEAD_EXACT_UNIT - 1));
     return AEAD_BATCH_MAX;
 }
 

@@ -422,23 +422,26 @@ static void stream_batches(const chapoly_kernels *k)
 
 /*
  * Refill sizes (aead_batch_bytes): after an update of at least a kilobyte,
- * a refill makes only the 512-byte batches the update needs; small updates
+ * a refill makes only the whole blocks the update needs; small updates
  * keep 2 KiB batches. The first update, 1030 bytes, leaves 6 bytes of a
  * partial block (batch_used 6 at text offset 1024 at every level), so the
  * second, of len bytes, refills from that block with 6 + len bytes to
- * cover: 506 makes 512, 507 makes 1024 (one byte past a batch), 570 (one
- * block past it) 1024, 1018 1024, 1019 1536, 2042 2048; 2043 and 2500
+ * cover, rounded up to a block: 1 and 58 make 64, 59 (one byte past a
+ * block) 128, 506 512, 507 576, 570 576, 571 640, 1018 1024, 1019 1088,
+ * 1530 1536, 1531 1600, 1978 1984, 1979 2048, 2042 2048; 2043 and 2500
  * (ks_len 0 below) make 2048 and then the rest, never more than ks[] holds
- * (ks_made, the most it held). Each message is checked (seal with the buffers overwritten, open), the state's keystream
- * made counted, and ks[] wiped after the finish.
+ * (ks_made, the most it held). Each message is checked (seal with the
+ * buffers overwritten, open), the state's keystream made counted, and ks[]
+ * wiped after the finish.
  */
 static void stream_refill(const chapoly_kernels *k)
 {
     static const struct {
         size_t second, ks_len;
-    } cases[] = { { 1, 512 },      { 506, 512 },   { 507, 1024 },  { 570, 1024 },
-                  { 1018, 1024 },  { 1019, 1536 }, { 1530, 1536 }, { 1531, 2048 },
-                  { 2042, 2048 }, { 2043, 0 },     { 2500, 0 } };
+    } cases[] = { { 1, 64 },       { 58, 64 },     { 59, 128 },    { 506, 512 },
+                  { 507, 576 },    { 570, 576 },   { 571, 640 },   { 1018, 1024 },
+                  { 1019, 1088 },  { 1530, 1536 }, { 1531, 1600 }, { 1978, 1984 },
+                  { 1979, 2048 },  { 2042, 2048 }, { 2043, 0 },    { 2500, 0 } };
     chapoly_aead *a = state_alloc();
     uint8_t key[32], nonce[12], aad[13], tag_ref[16], tag[16], piece[2500];
 
