@@ -212,6 +212,38 @@ static CHAPOLY_NOINLINE void row_block(uint8_t key_block[64], const uint32_t key
 #define DUPK(i) vdupq_n_u32(key[i])
 
 /*
+ * The four blocks of a vertical batch (x0..x15, lane j = counter ctr + j):
+ * the input state added back, then each block's 64 bytes gathered into
+ * b<j>0..b<j>3 for xor64. Shared by vertical_xor and wide_xor.
+ */
+#define VERTICAL_FEED_FORWARD()                                                        \
+    do {                                                                               \
+        x0 = vaddq_u32(x0, vdupq_n_u32(SIGMA0));                                       \
+        x1 = vaddq_u32(x1, vdupq_n_u32(SIGMA1));                                       \
+        x2 = vaddq_u32(x2, vdupq_n_u32(SIGMA2));                                       \
+        x3 = vaddq_u32(x3, vdupq_n_u32(SIGMA3));                                       \
+        x4 = vaddq_u32(x4, DUPK(0));                                                   \
+        x5 = vaddq_u32(x5, DUPK(1));                                                   \
+        x6 = vaddq_u32(x6, DUPK(2));                                                   \
+        x7 = vaddq_u32(x7, DUPK(3));                                                   \
+        x8 = vaddq_u32(x8, DUPK(4));                                                   \
+        x9 = vaddq_u32(x9, DUPK(5));                                                   \
+        x10 = vaddq_u32(x10, DUPK(6));                                                 \
+        x11 = vaddq_u32(x11, DUPK(7));                                                 \
+        x12 = vaddq_u32(x12, vaddq_u32(vdupq_n_u32(ctr), lanes));                      \
+        x13 = vaddq_u32(x13, vdupq_n_u32(ctr_nonce[1]));                               \
+        x14 = vaddq_u32(x14, vdupq_n_u32(ctr_nonce[2]));                               \
+        x15 = vaddq_u32(x15, vdupq_n_u32(ctr_nonce[3]));                               \
+    } while (0)
+#define VERTICAL_TRANSPOSE()                                                           \
+    do {                                                                               \
+        TRANSPOSE(x0, x1, x2, x3, b00, b10, b20, b30);                                 \
+        TRANSPOSE(x4, x5, x6, x7, b01, b11, b21, b31);                                 \
+        TRANSPOSE(x8, x9, x10, x11, b02, b12, b22, b32);                               \
+        TRANSPOSE(x12, x13, x14, x15, b03, b13, b23, b33);                             \
+    } while (0)
+
+/*
  * Vertical batches of four blocks from counter ctr while len >= 256, then a
  * last batch of 193..255 bytes if len is in that range. Returns the bytes
  * left (0..192) for the row layout; *ctrp advances past the blocks done.
@@ -239,29 +271,10 @@ static CHAPOLY_NOINLINE size_t vertical_xor(uint8_t *out, const uint8_t *in, siz
             QR4(x0, x5, x10, x15, x1, x6, x11, x12, x2, x7, x8, x13, x3, x4, x9, x14);
         }
         OPAQUE_PTR(key);
-        x0 = vaddq_u32(x0, vdupq_n_u32(SIGMA0));
-        x1 = vaddq_u32(x1, vdupq_n_u32(SIGMA1));
-        x2 = vaddq_u32(x2, vdupq_n_u32(SIGMA2));
-        x3 = vaddq_u32(x3, vdupq_n_u32(SIGMA3));
-        x4 = vaddq_u32(x4, DUPK(0));
-        x5 = vaddq_u32(x5, DUPK(1));
-        x6 = vaddq_u32(x6, DUPK(2));
-        x7 = vaddq_u32(x7, DUPK(3));
-        x8 = vaddq_u32(x8, DUPK(4));
-        x9 = vaddq_u32(x9, DUPK(5));
-        x10 = vaddq_u32(x10, DUPK(6));
-        x11 = vaddq_u32(x11, DUPK(7));
-        x12 = vaddq_u32(x12, vaddq_u32(vdupq_n_u32(ctr), lanes));
-        x13 = vaddq_u32(x13, vdupq_n_u32(ctr_nonce[1]));
-        x14 = vaddq_u32(x14, vdupq_n_u32(ctr_nonce[2]));
-        x15 = vaddq_u32(x15, vdupq_n_u32(ctr_nonce[3]));
-
+        VERTICAL_FEED_FORWARD();
         uint32x4_t b00, b01, b02, b03, b10, b11, b12, b13;
         uint32x4_t b20, b21, b22, b23, b30, b31, b32, b33;
-        TRANSPOSE(x0, x1, x2, x3, b00, b10, b20, b30);
-        TRANSPOSE(x4, x5, x6, x7, b01, b11, b21, b31);
-        TRANSPOSE(x8, x9, x10, x11, b02, b12, b22, b32);
-        TRANSPOSE(x12, x13, x14, x15, b03, b13, b23, b33);
+        VERTICAL_TRANSPOSE();
         xor64(out, in, b00, b01, b02, b03);
         xor64(out + 64, in + 64, b10, b11, b12, b13);
         xor64(out + 128, in + 128, b20, b21, b22, b23);
@@ -332,29 +345,10 @@ static CHAPOLY_NOINLINE size_t wide_xor(uint8_t *out, const uint8_t *in, size_t 
             SQR(y3, y4, y9, y14);
         }
         OPAQUE_PTR(key);
-        x0 = vaddq_u32(x0, vdupq_n_u32(SIGMA0));
-        x1 = vaddq_u32(x1, vdupq_n_u32(SIGMA1));
-        x2 = vaddq_u32(x2, vdupq_n_u32(SIGMA2));
-        x3 = vaddq_u32(x3, vdupq_n_u32(SIGMA3));
-        x4 = vaddq_u32(x4, DUPK(0));
-        x5 = vaddq_u32(x5, DUPK(1));
-        x6 = vaddq_u32(x6, DUPK(2));
-        x7 = vaddq_u32(x7, DUPK(3));
-        x8 = vaddq_u32(x8, DUPK(4));
-        x9 = vaddq_u32(x9, DUPK(5));
-        x10 = vaddq_u32(x10, DUPK(6));
-        x11 = vaddq_u32(x11, DUPK(7));
-        x12 = vaddq_u32(x12, vaddq_u32(vdupq_n_u32(ctr), lanes));
-        x13 = vaddq_u32(x13, vdupq_n_u32(ctr_nonce[1]));
-        x14 = vaddq_u32(x14, vdupq_n_u32(ctr_nonce[2]));
-        x15 = vaddq_u32(x15, vdupq_n_u32(ctr_nonce[3]));
-
+        VERTICAL_FEED_FORWARD();
         uint32x4_t b00, b01, b02, b03, b10, b11, b12, b13;
         uint32x4_t b20, b21, b22, b23, b30, b31, b32, b33;
-        TRANSPOSE(x0, x1, x2, x3, b00, b10, b20, b30);
-        TRANSPOSE(x4, x5, x6, x7, b01, b11, b21, b31);
-        TRANSPOSE(x8, x9, x10, x11, b02, b12, b22, b32);
-        TRANSPOSE(x12, x13, x14, x15, b03, b13, b23, b33);
+        VERTICAL_TRANSPOSE();
         xor64(out, in, b00, b01, b02, b03);
         xor64(out + 64, in + 64, b10, b11, b12, b13);
         xor64(out + 128, in + 128, b20, b21, b22, b23);
