@@ -380,26 +380,7 @@ void aead_xor_hash_range_avx2(uint8_t *out, const uint8_t *in, size_t len, size_
     "vperm2i128 $0x31, " hi ", " lo ", " t "\n\t"                             \
     "vpxor " #b "(%[x]), " t ", " t "\n\t"                                    \
     "vmovdqu " t ", " #b "(%[o])\n\t"
-#define CC_FEED_XOR_STORE_KB                                                 \
-    CC_FF(CC_a0, 0) CC_FF(CC_a1, 32) CC_FF(CC_a2, 64) CC_FF(CC_a3, 96)       \
-    CC_FF(CC_b0, 128) CC_FF(CC_b1, 160) CC_FF(CC_b2, 192) CC_FF(CC_b3, 224)  \
-    CC_UNPACK4(CC_a0, CC_a1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
-    CC_UNPACK4(CC_b0, CC_b1, CC_b2, CC_b3, CC_a0, CC_a1)                      \
-    CC_XST2_KB(CC_a2, CC_b2, CC_b0, 0, 256)                                   \
-    CC_XST2(CC_a3, CC_b3, CC_b0, 64, 320)                                     \
-    CC_XST2(CC_t0, CC_a0, CC_b0, 128, 384)                                    \
-    CC_XST2(CC_t1, CC_a1, CC_b0, 192, 448)                                    \
-    CC_FF(CC_c0, 256) CC_FF(CC_c1, 288)                                       \
-    "vmovdqa 320(%[s]), " CC_a2 "\n\t"                                        \
-    "vmovdqa 352(%[s]), " CC_a3 "\n\t"                                        \
-    CC_FF(CC_a2, 320) CC_FF(CC_a3, 352)                                       \
-    CC_FF(CC_d0, 384) CC_FF(CC_d1, 416) CC_FF(CC_d2, 448) CC_FF(CC_d3, 480)  \
-    CC_UNPACK4(CC_c0, CC_c1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
-    CC_UNPACK4(CC_d0, CC_d1, CC_d2, CC_d3, CC_b0, CC_b1)                      \
-    CC_XST2_KB(CC_a2, CC_d2, CC_c0, 32, 288)                                  \
-    CC_XST2(CC_a3, CC_d3, CC_c0, 96, 352)                                     \
-    CC_XST2(CC_t0, CC_b0, CC_c0, 160, 416)                                    \
-    CC_XST2(CC_t1, CC_b1, CC_c0, 224, 480)
+#define CC_FEED_XOR_STORE_KB CC_FEED_XOR_STORE_WITH(CC_XST2_KB)
 
 /* The key block's batch: block ctr_nonce[0] to kb, text bytes 0..447 out = in ^ keystream. */
 static __attribute__((noinline)) void head_batch(uint8_t kb[64], uint8_t *out, const uint8_t *in,

@@ -297,13 +297,18 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
     "vpxor " #b "(%[x]), " t ", " t "\n\t"                                    \
     "vmovdqu " t ", " #b "(%[o])\n\t"
 #define CC_FF(reg, off) "vpaddd " #off "(%[i]), " reg ", " reg "\n\t"
-#define CC_FEED_XOR_STORE                                                    \
+/*
+ * The batch end: feed-forward, transpose, XOR and stores. first stores the
+ * first pair of each half (bytes 0/256 and 32/288: block 0's halves); the
+ * AEAD's key-block batch passes a store that writes block 0 to the key.
+ */
+#define CC_FEED_XOR_STORE_WITH(first)                                        \
     CC_FF(CC_a0, 0) CC_FF(CC_a1, 32) CC_FF(CC_a2, 64) CC_FF(CC_a3, 96)       \
     CC_FF(CC_b0, 128) CC_FF(CC_b1, 160) CC_FF(CC_b2, 192) CC_FF(CC_b3, 224)  \
     /* x0..x3 -> a2 a3 t0 t1; x4..x7 -> b2 b3 a0 a1 */                       \
     CC_UNPACK4(CC_a0, CC_a1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
     CC_UNPACK4(CC_b0, CC_b1, CC_b2, CC_b3, CC_a0, CC_a1)                      \
-    CC_XST2(CC_a2, CC_b2, CC_b0, 0, 256)                                      \
+    first(CC_a2, CC_b2, CC_b0, 0, 256)                                        \
     CC_XST2(CC_a3, CC_b3, CC_b0, 64, 320)                                     \
     CC_XST2(CC_t0, CC_a0, CC_b0, 128, 384)                                    \
     CC_XST2(CC_t1, CC_a1, CC_b0, 192, 448)                                    \
@@ -315,10 +320,11 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
     /* x8..x11 -> a2 a3 t0 t1; x12..x15 -> d2 d3 b0 b1 */                    \
     CC_UNPACK4(CC_c0, CC_c1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
     CC_UNPACK4(CC_d0, CC_d1, CC_d2, CC_d3, CC_b0, CC_b1)                      \
-    CC_XST2(CC_a2, CC_d2, CC_c0, 32, 288)                                     \
+    first(CC_a2, CC_d2, CC_c0, 32, 288)                                       \
     CC_XST2(CC_a3, CC_d3, CC_c0, 96, 352)                                     \
     CC_XST2(CC_t0, CC_b0, CC_c0, 160, 416)                                    \
     CC_XST2(CC_t1, CC_b1, CC_c0, 224, 480)
+#define CC_FEED_XOR_STORE CC_FEED_XOR_STORE_WITH(CC_XST2)
 
 /*
  * A whole 8-lane batch: out[0..511] = in ^ keystream of the column input
