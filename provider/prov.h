@@ -17,22 +17,76 @@
 #define CHAPOLY_PROV_NAME "chapoly"
 #define CHAPOLY_PROPS "provider=chapoly"
 
+/*
+ * The statistics counters, each a provider parameter (OSSL_PARAM_UNSIGNED_INTEGER)
+ * and a field of the statistics file's line, in this order (prov_main.c):
+ * AEAD messages (both AEADs, sealed or opened: streaming finals, TLS 1.2
+ * records and pipeline messages), of which seals and opens (failed opens
+ * included), TLS 1.2 records, ChaCha20 update calls with data and their
+ * bytes, POLY1305 MACs finalised, pipeline batches finalised.
+ */
+#define CHAPOLY_COUNTERS(X)                                                    \
+    X(AEAD_MESSAGES, "chapoly-aead-messages")                                  \
+    X(AEAD_SEALS, "chapoly-aead-seals")                                        \
+    X(AEAD_OPENS, "chapoly-aead-opens")                                        \
+    X(TLS_RECORDS, "chapoly-tls-records")                                      \
+    X(CHACHA20_CALLS, "chapoly-chacha20-calls")                                \
+    X(CHACHA20_BYTES, "chapoly-chacha20-bytes")                                \
+    X(POLY1305_MACS, "chapoly-poly1305-macs")                                  \
+    X(PIPELINE_BATCHES, "chapoly-pipeline-batches")
+
+#define CHAPOLY_CTR_ENUM_(id, name) CHAPOLY_CTR_##id,
+enum { CHAPOLY_COUNTERS(CHAPOLY_CTR_ENUM_) CHAPOLY_NCOUNTERS };
+#undef CHAPOLY_CTR_ENUM_
+
 /* One per OSSL_LIB_CTX that loads the module; read-only after init except the counters. */
 typedef struct chapoly_provctx {
     const OSSL_CORE_HANDLE *handle;
     const chapoly_kernels *k; /* chosen once at init */
     int stats;                /* counters are touched only when set */
     int serve_all;            /* ChaCha20, ChaCha20-Poly1305, POLY1305 offered too (prov_main.c) */
-    uint64_t aead_messages;   /* atomic adds only */
-    uint64_t tls_records;
+    char *stats_file;         /* config key stats_file (with any %p), or NULL */
+    struct chapoly_provctx *stats_next; /* instances counting in this process (prov_main.c) */
     char buildinfo[384];      /* version, OpenSSL headers, kernel level and its features,
                                  what is served */
+    /* atomic adds only; after buildinfo, so that counting threads do not
+     * share a cache line with k and stats, which every call reads */
+    uint64_t ctr[CHAPOLY_NCOUNTERS];
 } chapoly_provctx;
 
-static inline void chapoly_count(chapoly_provctx *pc, uint64_t *counter)
+/*
+ * Counting: with statistics off (the default) one predictable branch and no
+ * write; with them on, relaxed atomic adds.
+ */
+static inline void chapoly_add_(chapoly_provctx *pc, int i, uint64_t n)
+{
+    __atomic_fetch_add(&pc->ctr[i], n, __ATOMIC_RELAXED);
+}
+
+static inline void chapoly_count(chapoly_provctx *pc, int i)
 {
     if (pc->stats)
-        __atomic_fetch_add(counter, 1, __ATOMIC_RELAXED);
+        chapoly_add_(pc, i, 1);
+}
+
+/* ChaCha20: one update call of n bytes. */
+static inline void chapoly_count_chacha20(chapoly_provctx *pc, size_t n)
+{
+    if (pc->stats) {
+        chapoly_add_(pc, CHAPOLY_CTR_CHACHA20_CALLS, 1);
+        chapoly_add_(pc, CHAPOLY_CTR_CHACHA20_BYTES, n);
+    }
+}
+
+/* n AEAD messages sealed (enc) or opened, and +1 on also (a counter, or -1 for none). */
+static inline void chapoly_count_aead(chapoly_provctx *pc, int enc, uint64_t n, int also)
+{
+    if (pc->stats) {
+        chapoly_add_(pc, CHAPOLY_CTR_AEAD_MESSAGES, n);
+        chapoly_add_(pc, enc ? CHAPOLY_CTR_AEAD_SEALS : CHAPOLY_CTR_AEAD_OPENS, n);
+        if (also >= 0)
+            chapoly_add_(pc, also, 1);
+    }
 }
 
 /*

@@ -12,6 +12,8 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,24 +72,34 @@ static const OSSL_ALGORITHM *chapoly_query(void *provctx, int operation_id,
 }
 
 #define PARAM_KERNEL "chapoly-kernel"
-#define PARAM_AEAD_MESSAGES "chapoly-aead-messages"
-#define PARAM_TLS_RECORDS "chapoly-tls-records"
 
+#define CHAPOLY_CTR_NAME_(id, name) name,
+static const char *const counter_names[CHAPOLY_NCOUNTERS] = {
+    CHAPOLY_COUNTERS(CHAPOLY_CTR_NAME_)
+};
+#undef CHAPOLY_CTR_NAME_
+
+#define CHAPOLY_CTR_PARAM_(id, name) OSSL_PARAM_DEFN(name, OSSL_PARAM_UNSIGNED_INTEGER, NULL, 0),
 static const OSSL_PARAM chapoly_param_types[] = {
     OSSL_PARAM_DEFN(OSSL_PROV_PARAM_NAME, OSSL_PARAM_UTF8_PTR, NULL, 0),
     OSSL_PARAM_DEFN(OSSL_PROV_PARAM_VERSION, OSSL_PARAM_UTF8_PTR, NULL, 0),
     OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL, 0),
     OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
     OSSL_PARAM_DEFN(PARAM_KERNEL, OSSL_PARAM_UTF8_PTR, NULL, 0),
-    OSSL_PARAM_DEFN(PARAM_AEAD_MESSAGES, OSSL_PARAM_UNSIGNED_INTEGER, NULL, 0),
-    OSSL_PARAM_DEFN(PARAM_TLS_RECORDS, OSSL_PARAM_UNSIGNED_INTEGER, NULL, 0),
+    CHAPOLY_COUNTERS(CHAPOLY_CTR_PARAM_)
     OSSL_PARAM_END
 };
+#undef CHAPOLY_CTR_PARAM_
 
 static const OSSL_PARAM *chapoly_gettable_params(void *provctx)
 {
     (void)provctx;
     return chapoly_param_types;
+}
+
+static uint64_t counter(const chapoly_provctx *pc, int i)
+{
+    return __atomic_load_n(&pc->ctr[i], __ATOMIC_RELAXED);
 }
 
 static int chapoly_get_params(void *provctx, OSSL_PARAM params[])
@@ -110,34 +122,131 @@ static int chapoly_get_params(void *provctx, OSSL_PARAM params[])
     p = OSSL_PARAM_locate(params, PARAM_KERNEL);
     if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->k->name))
         return 0;
-    p = OSSL_PARAM_locate(params, PARAM_AEAD_MESSAGES);
-    if (p != NULL &&
-        !chapoly_param_set_uint64(p, __atomic_load_n(&pc->aead_messages, __ATOMIC_RELAXED)))
-        return 0;
-    p = OSSL_PARAM_locate(params, PARAM_TLS_RECORDS);
-    if (p != NULL &&
-        !chapoly_param_set_uint64(p, __atomic_load_n(&pc->tls_records, __ATOMIC_RELAXED)))
-        return 0;
+    for (int i = 0; i < CHAPOLY_NCOUNTERS; i++) {
+        p = OSSL_PARAM_locate(params, counter_names[i]);
+        if (p != NULL && !chapoly_param_set_uint64(p, counter(pc, i)))
+            return 0;
+    }
+    return 1;
+}
+
+/* ---- statistics: per process, written at teardown ---- */
+
+/*
+ * The counters count the work of this process. A forked child (nginx's
+ * workers, a pre-forking server's children) inherits its parent's provider
+ * instances with their counters; it starts them again from 0 (fork_child),
+ * so a process that did nothing writes no line and the lines of a parent and
+ * its children add up without counting anything twice. Instances with
+ * statistics on are kept in a list for that, which only init, teardown and
+ * fork touch (never the data path); the fork handlers are registered once,
+ * and only by a process that turns statistics on. glibc drops them when the
+ * module is unloaded (dlclose).
+ */
+static pthread_mutex_t stats_lock = PTHREAD_MUTEX_INITIALIZER;
+static chapoly_provctx *stats_list; /* under stats_lock */
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&stats_lock);
+}
+
+static void fork_parent(void)
+{
+    pthread_mutex_unlock(&stats_lock);
+}
+
+static void fork_child(void)
+{
+    for (chapoly_provctx *pc = stats_list; pc != NULL; pc = pc->stats_next)
+        for (int i = 0; i < CHAPOLY_NCOUNTERS; i++)
+            __atomic_store_n(&pc->ctr[i], 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&stats_lock);
+}
+
+static void register_fork_handlers(void)
+{
+    /* on failure a child keeps counting from its parent's values */
+    (void)pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
+
+static void stats_attach(chapoly_provctx *pc)
+{
+    /* not under stats_lock: fork takes libc's handler lock, then stats_lock */
+    pthread_once(&fork_once, register_fork_handlers);
+    pthread_mutex_lock(&stats_lock);
+    pc->stats_next = stats_list;
+    stats_list = pc;
+    pthread_mutex_unlock(&stats_lock);
+}
+
+static void stats_detach(chapoly_provctx *pc)
+{
+    pthread_mutex_lock(&stats_lock);
+    for (chapoly_provctx **pp = &stats_list; *pp != NULL; pp = &(*pp)->stats_next) {
+        if (*pp == pc) {
+            *pp = pc->stats_next;
+            break;
+        }
+    }
+    pthread_mutex_unlock(&stats_lock);
+}
+
+/*
+ * The path with each "%p" replaced by this process's id and "%%" by "%"
+ * (any other "%" stays as it is); 0 if it does not fit.
+ */
+static int expand_path(const char *tmpl, char *out, size_t size)
+{
+    char pid[24];
+    size_t n = 0, pidlen;
+
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    pidlen = strlen(pid);
+    for (const char *s = tmpl; *s != '\0'; s++) {
+        const char *add = s;
+        size_t len = 1;
+
+        if (s[0] == '%' && s[1] == 'p') {
+            add = pid;
+            len = pidlen;
+            s++;
+        } else if (s[0] == '%' && s[1] == '%') {
+            s++;
+        }
+        if (len >= size - n)
+            return 0;
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
     return 1;
 }
 
 /*
- * Appends "chapoly-aead-messages=N chapoly-tls-records=M" to the file named
- * by CHAPOLY_STATS_FILE; called only when statistics are on. secure_getenv
- * hides the variable from setuid/setgid processes. The last path component
- * is never followed through a symlink (O_NOFOLLOW); only a regular file with
- * a single link, owned by the effective user, is written; a file created here
- * gets mode 0600 whatever the umask. Every failure is silent.
+ * Appends "pid=P chapoly-aead-messages=N ..." (every counter) to the file
+ * named by CHAPOLY_STATS_FILE, else by the config key stats_file; called at
+ * teardown, only with statistics on and only if this process counted
+ * something. secure_getenv hides the variable from setuid/setgid processes.
+ * "%p" in the path is this process's id, taken now (a forked child's own).
+ * The last path component is never followed through a symlink (O_NOFOLLOW);
+ * only a regular file with a single link, owned by the effective user, is
+ * written; a file created here gets mode 0600 whatever the umask. The line
+ * goes out in one write(2) with O_APPEND, so the lines of processes sharing
+ * the file do not mix. Every failure is silent.
  */
 static void write_stats_file(chapoly_provctx *pc)
 {
-    const char *path = secure_getenv("CHAPOLY_STATS_FILE");
+    const char *tmpl = secure_getenv("CHAPOLY_STATS_FILE");
     const int flags = O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY;
     int saved_errno = errno, created = 1, fd, n;
     struct stat st;
-    char line[96];
+    char path[PATH_MAX], line[CHAPOLY_NCOUNTERS * 48 + 32];
 
-    if (path == NULL || *path == '\0')
+    if (tmpl == NULL || *tmpl == '\0')
+        tmpl = pc->stats_file;
+    if (tmpl == NULL || *tmpl == '\0' || !expand_path(tmpl, path, sizeof(path)))
         return;
     fd = open(path, flags | O_CREAT | O_EXCL, 0600);
     if (fd < 0 && errno == EEXIST) {
@@ -152,14 +261,16 @@ static void write_stats_file(chapoly_provctx *pc)
         close(fd);
         goto out;
     }
-    n = snprintf(line, sizeof(line), "chapoly-aead-messages=%llu chapoly-tls-records=%llu\n",
-                 (unsigned long long)__atomic_load_n(&pc->aead_messages, __ATOMIC_RELAXED),
-                 (unsigned long long)__atomic_load_n(&pc->tls_records, __ATOMIC_RELAXED));
-    if (n > 0 && (size_t)n < sizeof(line)) {
+    n = snprintf(line, sizeof(line), "pid=%ld", (long)getpid());
+    for (int i = 0; i < CHAPOLY_NCOUNTERS && n > 0 && (size_t)n < sizeof(line); i++)
+        n += snprintf(line + n, sizeof(line) - (size_t)n, " %s=%llu", counter_names[i],
+                      (unsigned long long)counter(pc, i));
+    if (n > 0 && (size_t)n < sizeof(line) - 1) {
         ssize_t w;
 
+        line[n++] = '\n';
         do
-            w = write(fd, line, (size_t)n); /* O_APPEND: one short line, one write */
+            w = write(fd, line, (size_t)n); /* O_APPEND: one line, one write */
         while (w < 0 && errno == EINTR);
     }
     close(fd);
@@ -170,11 +281,18 @@ out:
 static void chapoly_teardown(void *provctx)
 {
     chapoly_provctx *pc = provctx;
+    int counted = 0;
 
     if (pc == NULL)
         return;
-    if (pc->stats)
-        write_stats_file(pc);
+    if (pc->stats) {
+        stats_detach(pc);
+        for (int i = 0; i < CHAPOLY_NCOUNTERS; i++)
+            counted |= counter(pc, i) != 0;
+        if (counted) /* a process that did nothing through chapoly writes nothing */
+            write_stats_file(pc);
+    }
+    OPENSSL_free(pc->stats_file);
     OPENSSL_free(pc);
 }
 
@@ -190,13 +308,13 @@ static const OSSL_DISPATCH chapoly_dispatch[] = {
 
 /* Keys a chapoly config section may hold: libcrypto's four, then ours. */
 enum {
-    KEY_ACTIVATE, KEY_MODULE, KEY_IDENTITY, KEY_SOFT_LOAD, KEY_STATS, KEY_KERNEL, KEY_SERVE,
-    KEY_COUNT
+    KEY_ACTIVATE, KEY_MODULE, KEY_IDENTITY, KEY_SOFT_LOAD, KEY_STATS, KEY_STATS_FILE, KEY_KERNEL,
+    KEY_SERVE, KEY_COUNT
 };
 static const char *const config_keys[KEY_COUNT] = {
-    "activate", "module", "identity", "soft_load", "stats", "kernel", "serve"
+    "activate", "module", "identity", "soft_load", "stats", "stats_file", "kernel", "serve"
 };
-#define CONFIG_KEYS_TEXT "activate, module, identity, soft_load, stats, kernel, serve"
+#define CONFIG_KEYS_TEXT "activate, module, identity, soft_load, stats, stats_file, kernel, serve"
 
 /* Once-per-process flags, one per kind of mistake. */
 static int warned_stats_key, warned_stats_env;
@@ -439,6 +557,8 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     if (warning != NULL)
         report_kernel(cfg[KEY_KERNEL], warning, pc->k);
     pc->stats = stats_setting(cfg[KEY_STATS]);
+    if (pc->stats && cfg[KEY_STATS_FILE] != NULL && *cfg[KEY_STATS_FILE] != '\0')
+        pc->stats_file = OPENSSL_strdup(cfg[KEY_STATS_FILE]); /* NULL: no file, silently */
     pc->serve_all = serve_all_setting(cfg[KEY_SERVE], cfg[KEY_KERNEL], pc->k);
     snprintf(pc->buildinfo, sizeof(pc->buildinfo),
              "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s%s",
@@ -447,6 +567,8 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
                            : "; serving XChaCha20-Poly1305 only: no SIMD kernel here, so "
                              "ChaCha20, ChaCha20-Poly1305 and POLY1305 are left to the default "
                              "provider (serve = all offers them)");
+    if (pc->stats)
+        stats_attach(pc);
     *provctx = pc;
     *out = chapoly_dispatch;
     return 1;

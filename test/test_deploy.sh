@@ -1,9 +1,12 @@
 #!/bin/sh
 # Safe to deploy system-wide. Checks, each able to fail:
 #  A. the statistics file: written only with statistics on (CHAPOLY_STATS or
-#     `stats = 1`), with the counters; never through a symlink; created 0600
+#     `stats = 1`), with the process id and every counter, and only by a
+#     process that counted something; never through a symlink; created 0600
 #     whatever the umask; an existing file of ours appended to, mode kept; a
-#     FIFO, directory, hard-linked or missing path skipped silently.
+#     FIFO, directory, hard-linked or missing path skipped silently. The same
+#     for the config key stats_file (%p = the process id), which
+#     CHAPOLY_STATS_FILE overrides.
 #  B. a setuid-root program run by nobody: CHAPOLY_STATS_FILE pointing into a
 #     root-only directory creates nothing, CHAPOLY_KERNEL and CHAPOLY_STATS
 #     are ignored (secure_getenv).
@@ -45,7 +48,9 @@ empty() { [ ! -s "$1" ]; }
 mode_is() { [ "$(stat -c %a "$1" 2> /dev/null)" = "$2" ]; }
 # lines N PATTERN FILE: exactly N lines of FILE contain the fixed string
 lines() { [ "$(grep -cF -- "$2" "$3" 2> /dev/null)" = "$1" ]; }
-STATLINE='^chapoly-aead-messages=1 chapoly-tls-records=0$'
+# deploy_seal's line: one XChaCha20-Poly1305 seal
+COUNTS='chapoly-aead-messages=1 chapoly-aead-seals=1 chapoly-aead-opens=0 chapoly-tls-records=0 chapoly-chacha20-calls=0 chapoly-chacha20-bytes=0 chapoly-poly1305-macs=0 chapoly-pipeline-batches=0'
+STATLINE="^pid=[1-9][0-9]* $COUNTS\$"
 
 for f in "$MODULE" "$SEAL"; do
     if [ ! -f "$f" ]; then
@@ -67,6 +72,12 @@ trap 'exit 130' INT TERM
 
 # seal [ARGS...]: the test program, loading chapoly from OPENSSL_MODULES.
 seal() { OPENSSL_MODULES=$MODS bounded 30 "$SEAL" "$@"; }
+# seal_pid: deploy_seal with no arguments, its process id in $SPID_SEAL
+seal_pid() {
+    OPENSSL_MODULES=$MODS "$SEAL" > /dev/null 2>&1 &
+    SPID_SEAL=$!
+    wait "$SPID_SEAL"
+}
 
 # --- A. the statistics file --------------------------------------------------
 
@@ -83,8 +94,8 @@ check "CHAPOLY_STATS=0: CHAPOLY_STATS_FILE not created" absent "$T/off0.stats"
 
 (umask 022 && CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/on.stats seal > /dev/null 2> "$T/err")
 check "stats on: deploy_seal runs" [ $? -eq 0 ]
-check "stats on: the file holds one line, 1 AEAD message and 0 TLS records" \
-    lines 1 "chapoly-aead-messages=1 chapoly-tls-records=0" "$T/on.stats"
+check "stats on: the file holds one line, the pid, 1 AEAD message sealed and every other counter 0" \
+    grep -q "$STATLINE" "$T/on.stats"
 check "stats on: nothing else in the file" [ "$(wc -l < "$T/on.stats")" -eq 1 ]
 check "stats on: nothing on stderr" empty "$T/err"
 for u in 000 022 077 777; do
@@ -99,8 +110,21 @@ printf 'previous line\n' > "$T/existing.stats"
 chmod 640 "$T/existing.stats"
 CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/existing.stats seal > /dev/null 2>&1
 check "existing file: first line kept" [ "$(head -n 1 "$T/existing.stats")" = "previous line" ]
-check "existing file: counters appended" [ "$(sed -n 2p "$T/existing.stats")" = \
-    "chapoly-aead-messages=1 chapoly-tls-records=0" ]
+check "existing file: counters appended" eval 'sed -n 2p "$T/existing.stats" | grep -q "$STATLINE"'
+check "existing file: two lines" [ "$(wc -l < "$T/existing.stats")" -eq 2 ]
+
+# The line names the process that wrote it.
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/pid.stats seal_pid
+check "the line starts with pid=$SPID_SEAL (got '$(cat "$T/pid.stats" 2> /dev/null)')" \
+    [ "$(cat "$T/pid.stats" 2> /dev/null)" = "pid=$SPID_SEAL $COUNTS" ]
+# %p in CHAPOLY_STATS_FILE: the process id, at the time of writing
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/p-%p.stats seal_pid
+check "CHAPOLY_STATS_FILE with %p: written to p-$SPID_SEAL.stats" \
+    [ "$(cat "$T/p-$SPID_SEAL.stats" 2> /dev/null)" = "pid=$SPID_SEAL $COUNTS" ]
+# A process that counted nothing writes nothing (openssl list loads chapoly, encrypts nothing).
+CHAPOLY_STATS=1 CHAPOLY_STATS_FILE=$T/idle.stats bounded 30 "$OSSL" list -providers \
+    -provider-path "$MODS" -provider chapoly > /dev/null 2> "$T/err"
+check "stats on, nothing encrypted (openssl list -providers): no stats file" absent "$T/idle.stats"
 check "existing file: mode 640 kept (got $(stat -c %a "$T/existing.stats"))" mode_is "$T/existing.stats" 640
 
 # Symlinks are not followed: neither to an existing file nor a dangling one.
@@ -175,6 +199,9 @@ listp() {
 active() {
     awk '/^  [^ ]/ { inblk = ($1 == "chapoly") } inblk' "$T/$1.out" | grep -q 'status: active'
 }
+# cseal CONF: deploy_seal with OPENSSL_CONF=CONF; chapoly is the instance that
+# CONF activated (OSSL_PROVIDER_load finds it by name)
+cseal() { OPENSSL_CONF=$1 seal > /dev/null 2>&1; }
 
 mkcnf "$T/good.cnf" "stats = TRUE" "kernel = portable"
 listp good "$T/good.cnf"
@@ -186,13 +213,14 @@ listp good2 "$T/good2.cnf"
 check "valid config (stats = off, kernel = best): nothing on stderr" empty "$T/good2.err"
 
 mkcnf "$T/key.cnf" "statz = 1" "stats = 1"
-CHAPOLY_STATS_FILE=$T/key.stats listp key "$T/key.cnf"
+listp key "$T/key.cnf"
 check "unknown key: list -providers runs" [ $? -eq 0 ]
 check "unknown key: chapoly active" active key
 check "unknown key: stderr names \"statz\" once" lines 1 'chapoly: unknown key "statz" in config section [chapoly_sect]' "$T/key.err"
 check "unknown key: nothing else on stderr" [ "$(wc -l < "$T/key.err")" -eq 1 ]
+CHAPOLY_STATS_FILE=$T/key.stats cseal "$T/key.cnf"
 check "unknown key: the other keys still apply (stats = 1 wrote the file)" \
-    grep -q '^chapoly-aead-messages=0 chapoly-tls-records=0$' "$T/key.stats"
+    grep -q "$STATLINE" "$T/key.stats"
 
 mkcnf "$T/kern.cnf" "kernel = avx521"
 listp kern "$T/kern.cnf"
@@ -204,11 +232,12 @@ check "unknown kernel: stderr says so once, naming the key and the known levels"
 check "unknown kernel: not called unavailable on this CPU" lines 0 'not available' "$T/kern.err"
 
 mkcnf "$T/stats.cnf" "stats = maybe"
-CHAPOLY_STATS_FILE=$T/maybe.stats listp stats "$T/stats.cnf"
+listp stats "$T/stats.cnf"
 check "bad stats value: list -providers runs" [ $? -eq 0 ]
 check "bad stats value: chapoly active" active stats
 check "bad stats value: stderr names the key and the value once" lines 1 \
     'chapoly: config key "stats": unrecognised value "maybe"' "$T/stats.err"
+CHAPOLY_STATS_FILE=$T/maybe.stats cseal "$T/stats.cnf"
 check "bad stats value: treated as off (no stats file)" absent "$T/maybe.stats"
 
 mkcnf "$T/serve.cnf" "serve = everything"
@@ -223,12 +252,42 @@ listp serveall "$T/serveall.cnf"
 check "valid config (serve = all, kernel = best): nothing on stderr" empty "$T/serveall.err"
 
 mkcnf "$T/nostats.cnf"
-CHAPOLY_STATS_FILE=$T/nostats.stats listp nostats "$T/nostats.cnf"
+CHAPOLY_STATS_FILE=$T/nostats.stats cseal "$T/nostats.cnf"
 check "config without stats: no stats file" absent "$T/nostats.stats"
 mkcnf "$T/stats1.cnf" "stats = 1"
-CHAPOLY_STATS_FILE=$T/stats1.stats listp stats1 "$T/stats1.cnf"
-check "config stats = 1: the stats file is written" \
-    grep -q '^chapoly-aead-messages=0 chapoly-tls-records=0$' "$T/stats1.stats"
+CHAPOLY_STATS_FILE=$T/stats1.stats cseal "$T/stats1.cnf"
+check "config stats = 1: the stats file is written" grep -q "$STATLINE" "$T/stats1.stats"
+CHAPOLY_STATS_FILE=$T/stats1-idle.stats listp stats1 "$T/stats1.cnf"
+check "config stats = 1, nothing encrypted (list -providers): no stats file" \
+    absent "$T/stats1-idle.stats"
+
+# The config key stats_file: the same rules, "%p" the process id; the
+# environment's CHAPOLY_STATS_FILE wins.
+mkcnf "$T/sf.cnf" "stats = 1" "stats_file = $T/sf-%p.stats"
+listp sf "$T/sf.cnf"
+check "valid config (stats_file): nothing on stderr" empty "$T/sf.err"
+check "stats_file, nothing encrypted (list -providers): no file" \
+    eval '[ -z "$(ls "$T" | grep "^sf-")" ]'
+(umask 022 && OPENSSL_CONF=$T/sf.cnf seal_pid && echo "$SPID_SEAL" > "$T/sf.pid")
+sp=$(cat "$T/sf.pid")
+check "stats_file with %p: sf-$sp.stats holds pid=$sp and the counters" \
+    [ "$(cat "$T/sf-$sp.stats" 2> /dev/null)" = "pid=$sp $COUNTS" ]
+check "stats_file: created with mode 600 under umask 022 (got $(stat -c %a "$T/sf-$sp.stats" 2> /dev/null))" \
+    mode_is "$T/sf-$sp.stats" 600
+check "stats_file: nothing else was created" [ "$(ls "$T" | grep -c "^sf-")" -eq 1 ]
+CHAPOLY_STATS_FILE=$T/env-sf.stats cseal "$T/sf.cnf"
+check "stats_file and CHAPOLY_STATS_FILE: the environment's file is written" \
+    grep -q "$STATLINE" "$T/env-sf.stats"
+check "stats_file and CHAPOLY_STATS_FILE: stats_file is not" [ "$(ls "$T" | grep -c "^sf-")" -eq 1 ]
+mkcnf "$T/sfoff.cnf" "stats_file = $T/sfoff.stats"
+cseal "$T/sfoff.cnf"
+check "stats_file without stats = 1: no file" absent "$T/sfoff.stats"
+printf 'keep\n' > "$T/sftarget"
+ln -s "$T/sftarget" "$T/sflink"
+mkcnf "$T/sflink.cnf" "stats = 1" "stats_file = $T/sflink"
+cseal "$T/sflink.cnf"
+check "stats_file naming a symlink: target untouched" [ "$(cat "$T/sftarget")" = keep ]
+check "stats_file naming a symlink: still a symlink" [ -L "$T/sflink" ]
 
 CHAPOLY_KERNEL=avx521 bounded 30 "$OSSL" list -providers -provider-path "$MODS" \
     -provider chapoly > "$T/envk.out" 2> "$T/envk.err"

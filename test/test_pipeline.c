@@ -15,7 +15,11 @@
  *    ordinary calls mixed on one context, a used context re-initialised for a
  *    pipeline without EVP_CIPHER_CTX_reset (EVP then passes numpipes 0);
  *  - a pipeline init whose parameters fail (called on the provider directly:
- *    EVP passes none) leaves the context out of pipeline mode.
+ *    EVP passes none) leaves the context out of pipeline mode;
+ *  - statistics: a finalised batch of N is one chapoly-pipeline-batches and N
+ *    AEAD messages (N seals or N opens, failed opens included); a batch
+ *    never finalised or refused before its tags are computed counts nothing;
+ *    with statistics off nothing moves.
  * Built only against OpenSSL 3.5 or later (test/CMakeLists.txt).
  */
 #include <stdlib.h>
@@ -666,11 +670,138 @@ static void test_copy(const aead *a)
     batch_free(&b);
 }
 
+/* ---- statistics ---- */
+
+enum { C_MSGS, C_SEALS, C_OPENS, C_TLS, C_CC_CALLS, C_CC_BYTES, C_MACS, C_BATCHES, NCTR };
+static const char *const ctr_names[NCTR] = {
+    "chapoly-aead-messages",  "chapoly-aead-seals",     "chapoly-aead-opens",
+    "chapoly-tls-records",    "chapoly-chacha20-calls", "chapoly-chacha20-bytes",
+    "chapoly-poly1305-macs",  "chapoly-pipeline-batches"
+};
+
+static int read_ctrs(OSSL_PROVIDER *prov, uint64_t v[NCTR])
+{
+    OSSL_PARAM p[NCTR + 1];
+    int ok;
+
+    for (int i = 0; i < NCTR; i++)
+        p[i] = OSSL_PARAM_construct_uint64(ctr_names[i], &v[i]);
+    p[NCTR] = OSSL_PARAM_construct_end();
+    ok = OSSL_PROVIDER_get_params(prov, p);
+    for (int i = 0; i < NCTR; i++)
+        ok = ok && OSSL_PARAM_modified(&p[i]);
+    return ok;
+}
+
+/* Every counter of prov moved by exactly want[] since *before (then updated). */
+static void expect_moved(OSSL_PROVIDER *prov, uint64_t before[NCTR], const uint64_t want[NCTR],
+                         const char *name, const char *what)
+{
+    uint64_t now[NCTR] = { 0 };
+    int ok = read_ctrs(prov, now);
+
+    T_OK(ok, "%s %s: counters not readable", name, what);
+    for (int i = 0; ok && i < NCTR; i++)
+        T_OK(now[i] - before[i] == want[i], "%s %s: %s +%llu, want +%llu", name, what,
+             ctr_names[i], (unsigned long long)(now[i] - before[i]),
+             (unsigned long long)want[i]);
+    memcpy(before, now, sizeof(now));
+}
+
+/* A pipeline initialised and fed, then abandoned (enc), or finalised without tags (dec). */
+static int pipeline_unfinished(EVP_CIPHER *c, size_t ivlen, int enc)
+{
+    uint8_t key[32] = { 1 }, iv[4][24] = { { 2 } }, buf[4][8] = { { 0 } };
+    const unsigned char *ivs[4], *in[4];
+    unsigned char *out[4];
+    size_t inl[4], outl[4], outsize[4];
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    int ok;
+
+    for (size_t i = 0; i < 4; i++) {
+        iv[i][0] = (uint8_t)i;
+        ivs[i] = iv[i];
+        in[i] = buf[i];
+        out[i] = buf[i];
+        inl[i] = outsize[i] = 8;
+    }
+    ok = ctx != NULL && (enc ? EVP_CipherPipelineEncryptInit(ctx, c, key, 32, 4, ivs, ivlen)
+                             : EVP_CipherPipelineDecryptInit(ctx, c, key, 32, 4, ivs, ivlen))
+         && EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl);
+    if (ok && !enc) { /* no tags set: final refuses */
+        ERR_set_mark();
+        ok = !EVP_CipherPipelineFinal(ctx, out, outl, outsize);
+        ERR_pop_to_mark();
+    }
+    EVP_CIPHER_CTX_free(ctx);
+    return ok;
+}
+
+static void test_counters(const aead *a)
+{
+    /*                                        msg seal open tls cc bytes mac batch */
+    static const uint64_t seal4[NCTR]     = { 4, 4, 0, 0, 0, 0, 0, 1 };
+    static const uint64_t open4[NCTR]     = { 4, 0, 4, 0, 0, 0, 0, 1 };
+    static const uint64_t seal1[NCTR]     = { 1, 1, 0, 0, 0, 0, 0, 1 };
+    static const uint64_t nothing[NCTR]   = { 0 };
+    uint64_t before[NCTR] = { 0 }, off0[NCTR] = { 0 };
+    batch b;
+
+    /* statistics on: a library context whose chapoly read CHAPOLY_STATS=1 at init */
+    setenv("CHAPOLY_STATS", "1", 1);
+    OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
+    OSSL_PROVIDER *d = lc ? OSSL_PROVIDER_load(lc, "default") : NULL;
+    OSSL_PROVIDER *p = lc ? OSSL_PROVIDER_load(lc, "chapoly") : NULL;
+    EVP_CIPHER *c = p ? EVP_CIPHER_fetch(lc, a->name, PROVQ_OURS) : NULL;
+    unsetenv("CHAPOLY_STATS");
+
+    if (T_OK(c != NULL && read_ctrs(p, before), "%s: a chapoly with statistics", a->name)) {
+        batch_make(&b, 4, a->ivlen, 0);
+        T_OK(pipeline(c, a->ivlen, &b, 1, 0, 0), "%s: seal 4", a->name);
+        expect_moved(p, before, seal4, a->name, "a pipeline seal of 4");
+        for (size_t i = 0; i < 4; i++)
+            memcpy(b.ct[i], b.out[i], b.len[i]);
+        T_OK(pipeline(c, a->ivlen, &b, 0, 0, 1), "%s: open 4", a->name);
+        expect_moved(p, before, open4, a->name, "a pipeline open of 4");
+        b.tag[2][0] ^= 1;
+        ERR_set_mark();
+        T_OK(!pipeline(c, a->ivlen, &b, 0, 1, 0), "%s: forged open of 4 accepted", a->name);
+        ERR_pop_to_mark();
+        expect_moved(p, before, open4, a->name, "a failed pipeline open of 4");
+        batch_free(&b);
+        batch_make(&b, 1, a->ivlen, 0);
+        T_OK(pipeline(c, a->ivlen, &b, 1, 1, 0), "%s: seal 1", a->name);
+        expect_moved(p, before, seal1, a->name, "a pipeline seal of 1");
+        batch_free(&b);
+        T_OK(pipeline_unfinished(c, a->ivlen, 1), "%s: unfinished seal", a->name);
+        expect_moved(p, before, nothing, a->name, "a pipeline seal never finalised");
+        T_OK(pipeline_unfinished(c, a->ivlen, 0), "%s: open without tags", a->name);
+        expect_moved(p, before, nothing, a->name, "a pipeline open refused for lack of tags");
+    }
+    EVP_CIPHER_free(c);
+    OSSL_PROVIDER_unload(p);
+    OSSL_PROVIDER_unload(d);
+    OSSL_LIB_CTX_free(lc);
+
+    /* statistics off (t_prov): nothing moves */
+    if (T_OK(read_ctrs(t_prov, off0), "%s: counters of t_prov", a->name)) {
+        batch_make(&b, 4, a->ivlen, 0);
+        T_OK(pipeline(a->ours, a->ivlen, &b, 1, 0, 0), "%s: seal 4 (stats off)", a->name);
+        for (size_t i = 0; i < 4; i++)
+            memcpy(b.ct[i], b.out[i], b.len[i]);
+        T_OK(pipeline(a->ours, a->ivlen, &b, 0, 0, 0), "%s: open 4 (stats off)", a->name);
+        batch_free(&b);
+        expect_moved(t_prov, off0, nothing, a->name, "statistics off: seal and open of 4");
+    }
+    ERR_clear_error();
+}
+
 int main(void)
 {
     aead aeads[2] = { { "ChaCha20-Poly1305", 12, NULL, NULL },
                       { "XChaCha20-Poly1305", 24, NULL, NULL } };
 
+    unsetenv("CHAPOLY_STATS"); /* t_prov counts nothing */
     t_setup();
     aeads[0].ours = t_cipher("ChaCha20-Poly1305", 1);
     aeads[0].dflt = t_cipher("ChaCha20-Poly1305", 0);
@@ -686,6 +817,7 @@ int main(void)
         test_misuse(a);
         test_init_params_fail(a);
         test_copy(a);
+        test_counters(a);
     }
     for (int i = 0; i < 2; i++) {
         EVP_CIPHER_free(aeads[i].ours);

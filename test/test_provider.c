@@ -1,14 +1,21 @@
 /*
  * The provider object itself: its params (name, version, buildinfo, status,
- * chapoly-kernel, the two statistics counters), the algorithm tables it
+ * chapoly-kernel, the statistics counters), the algorithm tables it
  * answers for each operation, the statistics switch (env CHAPOLY_STATS or
- * `stats = 1` in its config section, read at provider init), the
- * CHAPOLY_STATS_FILE line written at teardown, and loading through an
- * openssl.cnf file with `kernel = ...`.
+ * `stats = 1` in its config section, read at provider init), each counter's
+ * exact movement for known calls (and none with statistics off), the
+ * statistics line written at teardown to CHAPOLY_STATS_FILE or the config
+ * key stats_file (with %p), only by a process that counted something, per
+ * process across fork, and loading through an openssl.cnf file with
+ * `kernel = ...`.
  */
 #define _POSIX_C_SOURCE 200809L /* setenv, mkstemp */
+#include <dirent.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <openssl/core_dispatch.h>
 #include <openssl/crypto.h>
@@ -29,20 +36,77 @@ static int known_level(const char *s)
     return 0;
 }
 
+/* The statistics counters, in the order of the provider's statistics line. */
+enum { C_MSGS, C_SEALS, C_OPENS, C_TLS, C_CC_CALLS, C_CC_BYTES, C_MACS, C_BATCHES, NCTR };
+static const char *const ctr_names[NCTR] = {
+    "chapoly-aead-messages",  "chapoly-aead-seals",     "chapoly-aead-opens",
+    "chapoly-tls-records",    "chapoly-chacha20-calls", "chapoly-chacha20-bytes",
+    "chapoly-poly1305-macs",  "chapoly-pipeline-batches"
+};
+
 typedef struct {
-    uint64_t msgs, tls;
+    uint64_t v[NCTR];
     int ok;
 } counters;
 
 static counters read_counters(OSSL_PROVIDER *prov)
 {
-    counters c = { 0, 0, 0 };
-    OSSL_PARAM p[3] = { OSSL_PARAM_construct_uint64("chapoly-aead-messages", &c.msgs),
-                        OSSL_PARAM_construct_uint64("chapoly-tls-records", &c.tls),
-                        OSSL_PARAM_construct_end() };
-    c.ok = OSSL_PROVIDER_get_params(prov, p) && OSSL_PARAM_modified(&p[0])
-           && OSSL_PARAM_modified(&p[1]);
+    counters c = { { 0 }, 0 };
+    OSSL_PARAM p[NCTR + 1];
+
+    for (int i = 0; i < NCTR; i++)
+        p[i] = OSSL_PARAM_construct_uint64(ctr_names[i], &c.v[i]);
+    p[NCTR] = OSSL_PARAM_construct_end();
+    c.ok = OSSL_PROVIDER_get_params(prov, p);
+    for (int i = 0; i < NCTR; i++)
+        c.ok = c.ok && OSSL_PARAM_modified(&p[i]);
     return c;
+}
+
+static int all_zero(const counters *c)
+{
+    for (int i = 0; i < NCTR; i++)
+        if (c->v[i] != 0)
+            return 0;
+    return 1;
+}
+
+/* "name=value ..." of every counter (static buffer), for messages. */
+static const char *show(const counters *c)
+{
+    static char b[512];
+    size_t n = 0;
+
+    b[0] = '\0';
+    for (int i = 0; i < NCTR && n < sizeof(b); i++)
+        n += (size_t)snprintf(b + n, sizeof(b) - n, "%s%s=%llu", i ? " " : "",
+                              ctr_names[i] + 8, (unsigned long long)c->v[i]);
+    return b;
+}
+
+/*
+ * Each counter moved by exactly want[] from before to now; on a mismatch the
+ * message names every counter that did not.
+ */
+static void check_deltas(const counters *before, const counters *now, const uint64_t want[NCTR],
+                         const char *where, const char *what)
+{
+    char msg[512] = "";
+    size_t n = 0;
+    int ok = now->ok;
+
+    for (int i = 0; i < NCTR; i++) {
+        uint64_t d = now->v[i] - before->v[i];
+
+        if (d != want[i]) {
+            ok = 0;
+            if (n < sizeof(msg))
+                n += (size_t)snprintf(msg + n, sizeof(msg) - n, " %s +%llu (want +%llu)",
+                                      ctr_names[i], (unsigned long long)d,
+                                      (unsigned long long)want[i]);
+        }
+    }
+    T_OK(ok, "%s: %s:%s%s", where, what, now->ok ? "" : " counters not readable", msg);
 }
 
 static const char *read_kernel(OSSL_PROVIDER *prov)
@@ -142,60 +206,124 @@ static int op_tls_record(OSSL_LIB_CTX *lc, int enc, size_t len, int use_evp_ciph
     return ok;
 }
 
-static int op_chacha20_and_mac(OSSL_LIB_CTX *lc)
+/*
+ * ChaCha20: nupd updates of len bytes each (one context, one init), an
+ * update of 0 bytes, one EVP_Cipher call of len bytes when use_cipher, final.
+ */
+static int op_chacha20(OSSL_LIB_CTX *lc, int nupd, size_t len, int use_cipher)
 {
     EVP_CIPHER *c = EVP_CIPHER_fetch(lc, "ChaCha20", PROVQ_OURS);
     EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    EVP_MAC *m = EVP_MAC_fetch(lc, "POLY1305", PROVQ_OURS);
-    EVP_MAC_CTX *mc = m ? EVP_MAC_CTX_new(m) : NULL;
-    uint8_t civ[16] = { 0 }, t[16];
-    size_t tl;
-    int l1, l2;
-    int ok = c && ctx && EVP_EncryptInit_ex(ctx, c, NULL, key, civ)
-             && EVP_EncryptUpdate(ctx, buf, &l1, pt, 100) && EVP_EncryptFinal_ex(ctx, buf, &l2)
-             && mc && EVP_MAC_init(mc, key, 32, NULL) && EVP_MAC_update(mc, pt, 100)
-             && EVP_MAC_final(mc, t, &tl, 16);
-    EVP_MAC_CTX_free(mc);
-    EVP_MAC_free(m);
+    uint8_t civ[16] = { 0 };
+    int l = 0, ok = c && ctx && EVP_EncryptInit_ex(ctx, c, NULL, key, civ)
+                    && EVP_EncryptUpdate(ctx, buf, &l, pt, 0) && l == 0;
+
+    for (int i = 0; ok && i < nupd; i++)
+        ok = EVP_EncryptUpdate(ctx, buf, &l, pt, (int)len) && l == (int)len;
+    if (ok && use_cipher)
+        ok = EVP_Cipher(ctx, buf, pt, (unsigned int)len) > 0;
+    ok = ok && EVP_EncryptFinal_ex(ctx, buf, &l) && l == 0;
     EVP_CIPHER_CTX_free(ctx);
     EVP_CIPHER_free(c);
     return ok;
 }
 
-/* Each step and the counter increase it must cause (stats enabled). */
+/* POLY1305: nupd updates of 100 bytes, then final when fin (else the context is just freed). */
+static int op_mac(OSSL_LIB_CTX *lc, int nupd, int fin)
+{
+    EVP_MAC *m = EVP_MAC_fetch(lc, "POLY1305", PROVQ_OURS);
+    EVP_MAC_CTX *mc = m ? EVP_MAC_CTX_new(m) : NULL;
+    uint8_t t[16];
+    size_t tl;
+    int ok = mc && EVP_MAC_init(mc, key, 32, NULL);
+
+    for (int i = 0; ok && i < nupd; i++)
+        ok = EVP_MAC_update(mc, pt, 100);
+    if (ok && fin)
+        ok = EVP_MAC_final(mc, t, &tl, 16) && tl == 16;
+    EVP_MAC_CTX_free(mc);
+    EVP_MAC_free(m);
+    return ok;
+}
+
+/* A streaming open that must fail: op_seal's output with the tag's first bit flipped. */
+static int op_open_forged(OSSL_LIB_CTX *lc, size_t len, const uint8_t tag[TAGLEN])
+{
+    EVP_CIPHER *c = EVP_CIPHER_fetch(lc, "ChaCha20-Poly1305", PROVQ_OURS);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    uint8_t back[600], bad[TAGLEN];
+    int l1, l2, l3;
+
+    memcpy(bad, tag, TAGLEN);
+    bad[0] ^= 1;
+    int ok = c && ctx && EVP_DecryptInit_ex(ctx, c, NULL, key, iv) && t_set_tag(ctx, bad, TAGLEN)
+             && EVP_DecryptUpdate(ctx, NULL, &l1, aad, sizeof(aad))
+             && EVP_DecryptUpdate(ctx, back, &l2, buf, (int)len)
+             && EVP_DecryptFinal_ex(ctx, back + len, &l3) <= 0;
+    EVP_CIPHER_CTX_free(ctx);
+    EVP_CIPHER_free(c);
+    ERR_clear_error();
+    return ok;
+}
+
+/* A streaming seal abandoned before final: no message is counted. */
+static int op_seal_unfinished(OSSL_LIB_CTX *lc)
+{
+    EVP_CIPHER *c = EVP_CIPHER_fetch(lc, "ChaCha20-Poly1305", PROVQ_OURS);
+    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
+    int l1, l2;
+    int ok = c && ctx && EVP_EncryptInit_ex(ctx, c, NULL, key, iv)
+             && EVP_EncryptUpdate(ctx, NULL, &l1, aad, sizeof(aad))
+             && EVP_EncryptUpdate(ctx, buf, &l2, pt, 50);
+    EVP_CIPHER_CTX_free(ctx);
+    EVP_CIPHER_free(c);
+    return ok;
+}
+
+/*
+ * Each step and the exact increase of every counter it must cause (stats
+ * enabled), in the order of ctr_names: messages, seals, opens, TLS records,
+ * ChaCha20 calls, ChaCha20 bytes, POLY1305 MACs, pipeline batches (the
+ * pipeline steps are in test_pipeline.c, which needs OpenSSL 3.5).
+ */
 static void check_counting(OSSL_LIB_CTX *lc, OSSL_PROVIDER *prov, const char *where)
 {
     uint8_t tag[TAGLEN], rec[600];
     counters before = read_counters(prov), now;
     T_OK(before.ok, "%s: counters not readable", where);
 
-#define STEP(call, dm, dt, what)                                                             \
+#define STEP(call, what, ...)                                                                \
     do {                                                                                     \
+        static const uint64_t want_[NCTR] = { __VA_ARGS__ };                                 \
         T_OK(call, "%s: %s failed", where, what);                                            \
         now = read_counters(prov);                                                           \
-        T_OK(now.ok && now.msgs - before.msgs == (dm) && now.tls - before.tls == (dt),       \
-             "%s: %s: aead-messages +%llu (want +%d), tls-records +%llu (want +%d)", where,  \
-             what, (unsigned long long)(now.msgs - before.msgs), (dm),                       \
-             (unsigned long long)(now.tls - before.tls), (dt));                              \
+        check_deltas(&before, &now, want_, where, what);                                     \
         before = now;                                                                        \
     } while (0)
 
-    STEP(op_seal(lc, "ChaCha20-Poly1305", 100, tag), 1, 0, "ChaCha20-Poly1305 seal");
-    STEP(op_open(lc, "ChaCha20-Poly1305", 100, tag), 1, 0, "ChaCha20-Poly1305 open");
-    STEP(op_seal(lc, "ChaCha20-Poly1305", 0, tag), 1, 0, "ChaCha20-Poly1305 empty seal");
-    STEP(op_seal(lc, "XChaCha20-Poly1305", 333, tag), 1, 0, "XChaCha20-Poly1305 seal");
-    STEP(op_open(lc, "XChaCha20-Poly1305", 333, tag), 1, 0, "XChaCha20-Poly1305 open");
+    /*   call                                              what                       msg seal open tls cc  bytes mac batch */
+    STEP(op_seal(lc, "ChaCha20-Poly1305", 100, tag), "ChaCha20-Poly1305 seal",      1, 1, 0, 0, 0, 0, 0, 0);
+    STEP(op_open(lc, "ChaCha20-Poly1305", 100, tag), "ChaCha20-Poly1305 open",      1, 0, 1, 0, 0, 0, 0, 0);
+    STEP(op_open_forged(lc, 100, tag), "ChaCha20-Poly1305 failed open (forged tag)", 1, 0, 1, 0, 0, 0, 0, 0);
+    STEP(op_seal(lc, "ChaCha20-Poly1305", 0, tag), "ChaCha20-Poly1305 empty seal",  1, 1, 0, 0, 0, 0, 0, 0);
+    STEP(op_seal_unfinished(lc), "seal without final",                              0, 0, 0, 0, 0, 0, 0, 0);
+    STEP(op_seal(lc, "XChaCha20-Poly1305", 333, tag), "XChaCha20-Poly1305 seal",    1, 1, 0, 0, 0, 0, 0, 0);
+    STEP(op_open(lc, "XChaCha20-Poly1305", 333, tag), "XChaCha20-Poly1305 open",    1, 0, 1, 0, 0, 0, 0, 0);
     STEP(op_seal(lc, "ChaCha20-Poly1305", 1, tag) && op_seal(lc, "ChaCha20-Poly1305", 64, tag)
-             && op_seal(lc, "ChaCha20-Poly1305", 65, tag),
-         3, 0, "three seals");
-    STEP(op_cipher_oneshot(lc, 1, 77, tag), 1, 0, "EVP_Cipher one-shot seal");
-    STEP(op_cipher_oneshot(lc, 0, 77, tag), 1, 0, "EVP_Cipher one-shot open");
-    STEP(op_tls_record(lc, 1, 200, 0, rec), 1, 1, "TLS 1.2 record seal (update)");
-    STEP(op_tls_record(lc, 0, 200, 0, rec), 1, 1, "TLS 1.2 record open (update)");
-    STEP(op_tls_record(lc, 1, 31, 1, rec), 1, 1, "TLS 1.2 record seal (EVP_Cipher)");
-    STEP(op_tls_record(lc, 0, 31, 1, rec), 1, 1, "TLS 1.2 record open (EVP_Cipher)");
-    STEP(op_tls_record(lc, 1, 0, 0, rec), 1, 1, "TLS 1.2 empty record seal");
-    STEP(op_chacha20_and_mac(lc), 0, 0, "ChaCha20 + POLY1305 (not AEAD messages)");
+             && op_seal(lc, "ChaCha20-Poly1305", 65, tag), "three seals",           3, 3, 0, 0, 0, 0, 0, 0);
+    STEP(op_cipher_oneshot(lc, 1, 77, tag), "EVP_Cipher one-shot seal",             1, 1, 0, 0, 0, 0, 0, 0);
+    STEP(op_cipher_oneshot(lc, 0, 77, tag), "EVP_Cipher one-shot open",             1, 0, 1, 0, 0, 0, 0, 0);
+    STEP(op_tls_record(lc, 1, 200, 0, rec), "TLS 1.2 record seal (update)",         1, 1, 0, 1, 0, 0, 0, 0);
+    STEP(op_tls_record(lc, 0, 200, 0, rec), "TLS 1.2 record open (update)",         1, 0, 1, 1, 0, 0, 0, 0);
+    STEP(op_tls_record(lc, 1, 31, 1, rec), "TLS 1.2 record seal (EVP_Cipher)",      1, 1, 0, 1, 0, 0, 0, 0);
+    STEP(op_tls_record(lc, 0, 31, 1, rec), "TLS 1.2 record open (EVP_Cipher)",      1, 0, 1, 1, 0, 0, 0, 0);
+    STEP(op_tls_record(lc, 1, 0, 0, rec), "TLS 1.2 empty record seal",              1, 1, 0, 1, 0, 0, 0, 0);
+    STEP(op_chacha20(lc, 3, 100, 0), "ChaCha20: 3 updates of 100 bytes (and one of 0)", 0, 0, 0, 0, 3, 300, 0, 0);
+    STEP(op_chacha20(lc, 1, 7, 1), "ChaCha20: an update and an EVP_Cipher of 7 bytes", 0, 0, 0, 0, 2, 14, 0, 0);
+    STEP(op_chacha20(lc, 0, 0, 0), "ChaCha20: init and final only",                 0, 0, 0, 0, 0, 0, 0, 0);
+    STEP(op_mac(lc, 3, 1), "POLY1305: 3 updates and a final",                       0, 0, 0, 0, 0, 0, 1, 0);
+    STEP(op_mac(lc, 0, 1), "POLY1305: an empty message's MAC",                      0, 0, 0, 0, 0, 0, 1, 0);
+    STEP(op_mac(lc, 2, 0), "POLY1305: updates, no final",                           0, 0, 0, 0, 0, 0, 0, 0);
 #undef STEP
 }
 
@@ -208,10 +336,13 @@ static void check_counting(OSSL_LIB_CTX *lc, OSSL_PROVIDER *prov, const char *wh
  */
 static void test_params_null_data(void)
 {
-    static const char *const keys[] = { OSSL_PROV_PARAM_NAME, OSSL_PROV_PARAM_VERSION,
-                                        OSSL_PROV_PARAM_BUILDINFO, OSSL_PROV_PARAM_STATUS,
-                                        "chapoly-kernel", "chapoly-aead-messages",
-                                        "chapoly-tls-records" };
+    static const char *const keys[] = {
+        OSSL_PROV_PARAM_NAME,  OSSL_PROV_PARAM_VERSION, OSSL_PROV_PARAM_BUILDINFO,
+        OSSL_PROV_PARAM_STATUS, "chapoly-kernel",       "chapoly-aead-messages",
+        "chapoly-aead-seals",  "chapoly-aead-opens",    "chapoly-tls-records",
+        "chapoly-chacha20-calls", "chapoly-chacha20-bytes", "chapoly-poly1305-macs",
+        "chapoly-pipeline-batches"
+    };
     static const unsigned types[] = { OSSL_PARAM_INTEGER, OSSL_PARAM_UNSIGNED_INTEGER,
                                       OSSL_PARAM_REAL, OSSL_PARAM_UTF8_PTR };
 
@@ -269,7 +400,13 @@ static void test_params(void)
         { OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER },
         { "chapoly-kernel", OSSL_PARAM_UTF8_PTR },
         { "chapoly-aead-messages", OSSL_PARAM_UNSIGNED_INTEGER },
+        { "chapoly-aead-seals", OSSL_PARAM_UNSIGNED_INTEGER },
+        { "chapoly-aead-opens", OSSL_PARAM_UNSIGNED_INTEGER },
         { "chapoly-tls-records", OSSL_PARAM_UNSIGNED_INTEGER },
+        { "chapoly-chacha20-calls", OSSL_PARAM_UNSIGNED_INTEGER },
+        { "chapoly-chacha20-bytes", OSSL_PARAM_UNSIGNED_INTEGER },
+        { "chapoly-poly1305-macs", OSSL_PARAM_UNSIGNED_INTEGER },
+        { "chapoly-pipeline-batches", OSSL_PARAM_UNSIGNED_INTEGER },
     };
     const OSSL_PARAM *g = OSSL_PROVIDER_gettable_params(t_prov);
     T_OK(g != NULL, "gettable params list missing");
@@ -337,23 +474,21 @@ static void test_tables(void)
     }
 }
 
-/* Stats off (CHAPOLY_STATS unset at init): counters stay 0 whatever happens. */
+/* Stats off (CHAPOLY_STATS unset at init): no counter moves whatever happens. */
 static void test_stats_off(void)
 {
     uint8_t tag[TAGLEN], rec[600];
     counters c = read_counters(t_prov);
 
-    T_OK(c.ok && c.msgs == 0 && c.tls == 0, "stats off: counters start at %llu/%llu",
-         (unsigned long long)c.msgs, (unsigned long long)c.tls);
+    T_OK(c.ok && all_zero(&c), "stats off: counters start at %s", show(&c));
     T_OK(op_seal(t_ctx, "ChaCha20-Poly1305", 100, tag) && op_open(t_ctx, "ChaCha20-Poly1305", 100, tag)
-             && op_seal(t_ctx, "XChaCha20-Poly1305", 10, tag)
+             && op_open_forged(t_ctx, 100, tag) && op_seal(t_ctx, "XChaCha20-Poly1305", 10, tag)
              && op_cipher_oneshot(t_ctx, 1, 20, tag) && op_tls_record(t_ctx, 1, 50, 0, rec)
-             && op_tls_record(t_ctx, 0, 50, 0, rec),
+             && op_tls_record(t_ctx, 0, 50, 0, rec) && op_chacha20(t_ctx, 3, 100, 1)
+             && op_mac(t_ctx, 2, 1),
          "stats off: operations");
     c = read_counters(t_prov);
-    T_OK(c.ok && c.msgs == 0 && c.tls == 0,
-         "stats off: counters moved to aead-messages %llu, tls-records %llu",
-         (unsigned long long)c.msgs, (unsigned long long)c.tls);
+    T_OK(c.ok && all_zero(&c), "stats off: counters moved to %s", show(&c));
 }
 
 /* A second library context whose chapoly instance was initialised with CHAPOLY_STATS=1. */
@@ -367,27 +502,102 @@ static void test_stats_env(void)
 
     if (T_OK(lc && d && p, "CHAPOLY_STATS=1: load chapoly into a new library context")) {
         counters c = read_counters(p);
-        T_OK(c.ok && c.msgs == 0 && c.tls == 0, "CHAPOLY_STATS=1: counters start at %llu/%llu",
-             (unsigned long long)c.msgs, (unsigned long long)c.tls);
+        T_OK(c.ok && all_zero(&c), "CHAPOLY_STATS=1: counters start at %s", show(&c));
         check_counting(lc, p, "CHAPOLY_STATS=1");
     }
     /* The first instance (stats off) is unaffected by the second one's counting. */
     counters c0 = read_counters(t_prov);
-    T_OK(c0.ok && c0.msgs == 0 && c0.tls == 0,
-         "stats-off instance reads %llu/%llu after another instance counted",
-         (unsigned long long)c0.msgs, (unsigned long long)c0.tls);
+    T_OK(c0.ok && all_zero(&c0), "stats-off instance reads %s after another instance counted",
+         show(&c0));
     OSSL_PROVIDER_unload(p);
     OSSL_PROVIDER_unload(d);
     OSSL_LIB_CTX_free(lc);
     ERR_clear_error();
 }
 
-/* CHAPOLY_STATS_FILE: teardown appends "chapoly-aead-messages=N chapoly-tls-records=M". */
+/* ---- the statistics file ---- */
+
+#define LINE_MAX_ 640
+
+/* The lines of a file (up to max), or -1 if it cannot be opened. */
+static int read_lines(const char *path, char lines[][LINE_MAX_], int max)
+{
+    char line[LINE_MAX_];
+    int n = 0;
+    FILE *f = fopen(path, "r");
+
+    if (f == NULL)
+        return -1;
+    while (fgets(line, sizeof(line), f) != NULL) {
+        if (n < max)
+            snprintf(lines[n], LINE_MAX_, "%s", line);
+        n++;
+    }
+    fclose(f);
+    return n;
+}
+
+/* The line chapoly writes for process pid with counters v. */
+static const char *stats_line(long pid, const uint64_t v[NCTR])
+{
+    static char b[LINE_MAX_];
+    size_t n = (size_t)snprintf(b, sizeof(b), "pid=%ld", pid);
+
+    for (int i = 0; i < NCTR; i++)
+        n += (size_t)snprintf(b + n, sizeof(b) - n, " %s=%llu", ctr_names[i],
+                              (unsigned long long)v[i]);
+    snprintf(b + n, sizeof(b) - n, "\n");
+    return b;
+}
+
+/* The file holds exactly one line, the one for pid and v. */
+static void expect_one_line(const char *path, long pid, const uint64_t v[NCTR], const char *what)
+{
+    char lines[2][LINE_MAX_] = { "", "" };
+    int n = read_lines(path, lines, 2);
+    const char *want = stats_line(pid, v);
+
+    T_OK(n == 1, "%s: %s has %d lines, want 1", what, path, n);
+    T_OK(strcmp(lines[0], want) == 0, "%s: line is \"%s\", want \"%s\"", what, lines[0], want);
+}
+
+static int absent(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) != 0 && errno == ENOENT;
+}
+
+/* A library context with default and chapoly, chapoly's statistics on from CHAPOLY_STATS. */
+static OSSL_PROVIDER *stats_default;
+static OSSL_LIB_CTX *stats_ctx(OSSL_PROVIDER **p)
+{
+    setenv("CHAPOLY_STATS", "1", 1);
+    OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
+
+    stats_default = lc ? OSSL_PROVIDER_load(lc, "default") : NULL;
+    *p = lc ? OSSL_PROVIDER_load(lc, "chapoly") : NULL;
+    unsetenv("CHAPOLY_STATS");
+    T_OK(lc && stats_default && *p, "stats: load default and chapoly into a new library context");
+    return lc;
+}
+
+/* Unload both (the last reference to chapoly goes: its teardown runs), free the context. */
+static void stats_ctx_free(OSSL_LIB_CTX *lc, OSSL_PROVIDER *p)
+{
+    T_OK(p == NULL || OSSL_PROVIDER_unload(p), "unload chapoly");
+    T_OK(stats_default == NULL || OSSL_PROVIDER_unload(stats_default), "unload default");
+    stats_default = NULL;
+    OSSL_LIB_CTX_free(lc);
+}
+
+/* CHAPOLY_STATS_FILE: teardown appends "pid=P chapoly-aead-messages=N ..." (every counter). */
 static void test_stats_file(void)
 {
     char path[] = "/tmp/chapoly-stats-XXXXXX";
     int fd = mkstemp(path);
     uint8_t tag[TAGLEN], rec[600];
+    OSSL_PROVIDER *p;
 
     if (!T_OK(fd >= 0, "mkstemp"))
         return;
@@ -395,36 +605,49 @@ static void test_stats_file(void)
         T_OK(0, "write stats file");
     close(fd);
 
-    setenv("CHAPOLY_STATS", "1", 1);
     setenv("CHAPOLY_STATS_FILE", path, 1);
-    OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
-    OSSL_PROVIDER *d = lc ? OSSL_PROVIDER_load(lc, "default") : NULL;
-    OSSL_PROVIDER *p = lc ? OSSL_PROVIDER_load(lc, "chapoly") : NULL;
-    unsetenv("CHAPOLY_STATS");
-    T_OK(lc && d && p, "stats file: load");
+    OSSL_LIB_CTX *lc = stats_ctx(&p);
     T_OK(op_seal(lc, "ChaCha20-Poly1305", 10, tag) && op_seal(lc, "XChaCha20-Poly1305", 10, tag)
              && op_tls_record(lc, 1, 10, 0, rec) && op_tls_record(lc, 0, 10, 0, rec)
-             && op_tls_record(lc, 1, 99, 0, rec),
+             && op_tls_record(lc, 1, 99, 0, rec) && op_chacha20(lc, 2, 10, 0)
+             && op_mac(lc, 1, 1),
          "stats file: operations");
-    OSSL_PROVIDER_unload(p);
-    OSSL_PROVIDER_unload(d);
-    OSSL_LIB_CTX_free(lc); /* the last reference goes: teardown runs */
+    stats_ctx_free(lc, p);
     unsetenv("CHAPOLY_STATS_FILE");
 
-    char line[256] = "", last[256] = "";
-    int lines = 0;
-    FILE *f = fopen(path, "r");
-    while (f != NULL && fgets(line, sizeof(line), f) != NULL) {
-        snprintf(last, sizeof(last), "%s", line);
-        lines++;
-    }
-    if (f != NULL)
-        fclose(f);
+    char lines[3][LINE_MAX_] = { "", "", "" };
+    int n = read_lines(path, lines, 3);
+    static const uint64_t want[NCTR] = { 5, 4, 1, 3, 2, 20, 1, 0 };
+    const char *wl = stats_line((long)getpid(), want);
     unlink(path);
-    T_OK(lines == 2, "stats file has %d lines, want 2 (appended, not truncated)", lines);
-    T_OK(strcmp(last, "chapoly-aead-messages=5 chapoly-tls-records=3\n") == 0,
-         "stats file line is \"%s\", want \"chapoly-aead-messages=5 chapoly-tls-records=3\"",
-         last);
+    T_OK(n == 2, "stats file has %d lines, want 2 (appended, not truncated)", n);
+    T_OK(strcmp(lines[0], "earlier line\n") == 0, "stats file: first line \"%s\" not kept",
+         lines[0]);
+    T_OK(strcmp(lines[1], wl) == 0, "stats file line is \"%s\", want \"%s\"", lines[1], wl);
+    ERR_clear_error();
+}
+
+/*
+ * A process (here: an instance) that did nothing through chapoly writes no
+ * line: loading, fetching, a context initialised and freed, a seal without
+ * final, a MAC without final, a ChaCha20 update of 0 bytes count nothing.
+ */
+static void test_stats_file_idle(const char *dir)
+{
+    char path[512];
+    OSSL_PROVIDER *p;
+
+    snprintf(path, sizeof(path), "%s/idle.stats", dir);
+    setenv("CHAPOLY_STATS_FILE", path, 1);
+    OSSL_LIB_CTX *lc = stats_ctx(&p);
+    T_OK(op_seal_unfinished(lc) && op_mac(lc, 1, 0) && op_chacha20(lc, 0, 0, 0),
+         "idle: operations that count nothing");
+    counters c = read_counters(p);
+    T_OK(c.ok && all_zero(&c), "idle: counters moved to %s", show(&c));
+    stats_ctx_free(lc, p);
+    unsetenv("CHAPOLY_STATS_FILE");
+    T_OK(absent(path), "idle: an instance that counted nothing wrote %s", path);
+    unlink(path);
     ERR_clear_error();
 }
 
@@ -493,16 +716,24 @@ static int works_like_default(OSSL_LIB_CTX *lc)
            && memcmp(tag, rtag, TAGLEN) == 0;
 }
 
-static void test_config(void)
+/* The module file for config files: CHAPOLY_MODULE, else OPENSSL_MODULES/chapoly.so. */
+static const char *module_path(void)
 {
+    static char modbuf[4096];
     const char *module = getenv("CHAPOLY_MODULE");
-    char modbuf[4096], path[] = "/tmp/chapoly-cnf-XXXXXX";
 
     if (module == NULL || *module == '\0') {
         const char *dir = getenv("OPENSSL_MODULES");
         snprintf(modbuf, sizeof(modbuf), "%s/chapoly.so", dir ? dir : ".");
         module = modbuf;
     }
+    return module;
+}
+
+static void test_config(void)
+{
+    const char *module = module_path();
+    char path[] = "/tmp/chapoly-cnf-XXXXXX";
     int fd = mkstemp(path);
     if (!T_OK(fd >= 0, "mkstemp"))
         return;
@@ -519,8 +750,7 @@ static void test_config(void)
              "config kernel = portable: chapoly-kernel is %s (env CHAPOLY_KERNEL=%s)",
              k ? k : "(null)", getenv("CHAPOLY_KERNEL") ? getenv("CHAPOLY_KERNEL") : "unset");
         counters c = read_counters(p);
-        T_OK(c.ok && c.msgs == 0 && c.tls == 0, "config stats: counters start at %llu/%llu",
-             (unsigned long long)c.msgs, (unsigned long long)c.tls);
+        T_OK(c.ok && all_zero(&c), "config stats: counters start at %s", show(&c));
         check_counting(lc, p, "config stats = 1");
         T_OK(works_like_default(lc), "config kernel = portable: seal differs from default");
     }
@@ -545,10 +775,177 @@ static void test_config(void)
         T_OK(op_seal(lc, "XChaCha20-Poly1305", 50, tag) && op_open(lc, "XChaCha20-Poly1305", 50, tag),
              "config kernel = nonsense: XChaCha round trip");
         counters c = read_counters(p);
-        T_OK(c.ok && c.msgs == 0 && c.tls == 0, "config stats = 0: counters moved to %llu/%llu",
-             (unsigned long long)c.msgs, (unsigned long long)c.tls);
+        T_OK(c.ok && all_zero(&c), "config stats = 0: counters moved to %s", show(&c));
     }
     OSSL_LIB_CTX_free(lc);
+    unlink(path);
+    ERR_clear_error();
+}
+
+/* Loads a config whose chapoly section holds extra (plus this module); NULL on failure. */
+static OSSL_LIB_CTX *cnf_ctx(const char *dir, const char *extra, OSSL_PROVIDER **p,
+                             const char *what)
+{
+    char path[512];
+    OSSL_LIB_CTX *lc = NULL;
+
+    *p = NULL;
+    snprintf(path, sizeof(path), "%s/chapoly.cnf", dir);
+    if (T_OK(write_cnf(path, module_path(), extra), "%s: write config", what))
+        lc = load_cnf(path, p);
+    T_OK(lc && *p, "%s: load config with \"%s\"", what, extra);
+    unlink(path);
+    return lc;
+}
+
+/*
+ * The config key stats_file: written at teardown with statistics on (config
+ * stats = 1, no environment), "%p" the process id and "%%" a "%"; the
+ * environment's CHAPOLY_STATS_FILE wins when both are set; nothing without
+ * stats = 1; a created file has mode 0600; a symlink is not followed.
+ */
+static void test_stats_file_config(const char *dir)
+{
+    char extra[1024], path[512], other[512];
+    uint8_t tag[TAGLEN];
+    OSSL_PROVIDER *p;
+    OSSL_LIB_CTX *lc;
+    struct stat st = { 0 };
+    long pid = (long)getpid();
+    static const uint64_t two_seals[NCTR] = { 2, 2, 0, 0, 0, 0, 0, 0 };
+
+    unsetenv("CHAPOLY_STATS");
+    unsetenv("CHAPOLY_STATS_FILE");
+    snprintf(extra, sizeof(extra), "stats = 1\nstats_file = %s/cfg-%%p-%%%%-%%q.stats\n", dir);
+    if ((lc = cnf_ctx(dir, extra, &p, "stats_file")) != NULL) {
+        T_OK(op_seal(lc, "XChaCha20-Poly1305", 20, tag) && op_seal(lc, "XChaCha20-Poly1305", 0, tag),
+             "stats_file: operations");
+        OSSL_LIB_CTX_free(lc);
+        snprintf(path, sizeof(path), "%s/cfg-%ld-%%-%%q.stats", dir, pid);
+        expect_one_line(path, pid, two_seals, "config stats_file with %p, %% and %q");
+        T_OK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0600,
+             "stats_file: created with mode %o, want 600", (unsigned)(st.st_mode & 07777));
+        unlink(path);
+    }
+
+    /* both: the environment wins */
+    snprintf(other, sizeof(other), "%s/env-%%p.stats", dir);
+    setenv("CHAPOLY_STATS_FILE", other, 1);
+    snprintf(extra, sizeof(extra), "stats = 1\nstats_file = %s/cfg2.stats\n", dir);
+    if ((lc = cnf_ctx(dir, extra, &p, "stats_file and CHAPOLY_STATS_FILE")) != NULL) {
+        T_OK(op_seal(lc, "XChaCha20-Poly1305", 20, tag) && op_seal(lc, "XChaCha20-Poly1305", 1, tag),
+             "stats_file and env: operations");
+        OSSL_LIB_CTX_free(lc);
+        snprintf(path, sizeof(path), "%s/env-%ld.stats", dir, pid);
+        expect_one_line(path, pid, two_seals, "CHAPOLY_STATS_FILE (with %p) over stats_file");
+        unlink(path);
+        snprintf(path, sizeof(path), "%s/cfg2.stats", dir);
+        T_OK(absent(path), "stats_file written although CHAPOLY_STATS_FILE was set");
+        unlink(path);
+    }
+    unsetenv("CHAPOLY_STATS_FILE");
+
+    /* statistics off: stats_file alone writes nothing */
+    snprintf(extra, sizeof(extra), "stats_file = %s/cfg3.stats\n", dir);
+    if ((lc = cnf_ctx(dir, extra, &p, "stats_file without stats")) != NULL) {
+        T_OK(op_seal(lc, "XChaCha20-Poly1305", 20, tag), "stats_file without stats: seal");
+        OSSL_LIB_CTX_free(lc);
+        snprintf(path, sizeof(path), "%s/cfg3.stats", dir);
+        T_OK(absent(path), "stats_file without stats = 1: file written");
+        unlink(path);
+    }
+
+    /* a symlink named by stats_file is not followed */
+    snprintf(path, sizeof(path), "%s/target", dir);
+    snprintf(other, sizeof(other), "%s/link.stats", dir);
+    FILE *f = fopen(path, "w");
+    T_OK(f && fputs("keep\n", f) >= 0 && fclose(f) == 0 && symlink(path, other) == 0,
+         "stats_file: make a symlink");
+    snprintf(extra, sizeof(extra), "stats = 1\nstats_file = %s\n", other);
+    if ((lc = cnf_ctx(dir, extra, &p, "stats_file symlink")) != NULL) {
+        T_OK(op_seal(lc, "XChaCha20-Poly1305", 20, tag), "stats_file symlink: seal");
+        OSSL_LIB_CTX_free(lc);
+        char lines[2][LINE_MAX_] = { "", "" };
+        T_OK(read_lines(path, lines, 2) == 1 && strcmp(lines[0], "keep\n") == 0,
+             "stats_file: written through a symlink");
+    }
+    unlink(other);
+    unlink(path);
+    ERR_clear_error();
+}
+
+/*
+ * Per process across fork: a parent with statistics on (config stats_file
+ * with %p) seals 2 messages and forks. Child A's counters start at 0; it
+ * seals 3 and tears down: its own file, its own pid, 3. Child B does nothing
+ * and tears down: no file. The parent still reads 2 and writes 2 under its pid.
+ */
+static void test_stats_fork(const char *dir)
+{
+    char extra[1024], path[512];
+    uint8_t tag[TAGLEN];
+    OSSL_PROVIDER *p;
+    OSSL_LIB_CTX *lc;
+    static const uint64_t two_seals[NCTR] = { 2, 2, 0, 0, 0, 0, 0, 0 };
+    static const uint64_t three_seals[NCTR] = { 3, 3, 0, 0, 0, 0, 0, 0 };
+    pid_t kid[2];
+
+    unsetenv("CHAPOLY_STATS");
+    unsetenv("CHAPOLY_STATS_FILE");
+    snprintf(extra, sizeof(extra), "stats = 1\nstats_file = %s/fork-%%p.stats\n", dir);
+    if ((lc = cnf_ctx(dir, extra, &p, "fork")) == NULL)
+        return;
+    T_OK(op_seal(lc, "XChaCha20-Poly1305", 20, tag) && op_seal(lc, "XChaCha20-Poly1305", 30, tag),
+         "fork: parent seals");
+    fflush(NULL);
+    for (int k = 0; k < 2; k++) {
+        kid[k] = fork();
+        if (kid[k] == 0) {
+            /* exit status: bit 0 counters not 0 after fork, bit 1 seals failed,
+             * bit 2 counters after the seals wrong */
+            int rc = 0;
+            counters c = read_counters(p);
+
+            if (!c.ok || !all_zero(&c))
+                rc |= 1;
+            if (k == 0) {
+                if (!(op_seal(lc, "XChaCha20-Poly1305", 1, tag)
+                      && op_seal(lc, "XChaCha20-Poly1305", 2, tag)
+                      && op_seal(lc, "XChaCha20-Poly1305", 3, tag)))
+                    rc |= 2;
+                c = read_counters(p);
+                if (!c.ok || memcmp(c.v, three_seals, sizeof(c.v)) != 0)
+                    rc |= 4;
+            }
+            OSSL_LIB_CTX_free(lc);
+            _exit(rc);
+        }
+        T_OK(kid[k] > 0, "fork");
+    }
+    for (int k = 0; k < 2; k++) {
+        int st = -1;
+
+        if (kid[k] <= 0)
+            continue;
+        T_OK(waitpid(kid[k], &st, 0) == kid[k] && WIFEXITED(st), "fork: wait for child %d", k);
+        T_OK(WIFEXITED(st) && (WEXITSTATUS(st) & 1) == 0,
+             "fork: child %d's counters did not start at 0", k);
+        T_OK(WIFEXITED(st) && (WEXITSTATUS(st) & 6) == 0,
+             "fork: child %d: seals failed or counted wrong (exit %d)", k,
+             WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+        snprintf(path, sizeof(path), "%s/fork-%ld.stats", dir, (long)kid[k]);
+        if (k == 0)
+            expect_one_line(path, (long)kid[k], three_seals, "fork: the child that sealed 3");
+        else
+            T_OK(absent(path), "fork: the child that did nothing wrote %s", path);
+        unlink(path);
+    }
+    counters c = read_counters(p);
+    T_OK(c.ok && memcmp(c.v, two_seals, sizeof(c.v)) == 0,
+         "fork: the parent's counters changed to %s", show(&c));
+    OSSL_LIB_CTX_free(lc);
+    snprintf(path, sizeof(path), "%s/fork-%ld.stats", dir, (long)getpid());
+    expect_one_line(path, (long)getpid(), two_seals, "fork: the parent");
     unlink(path);
     ERR_clear_error();
 }
@@ -590,6 +987,28 @@ int main(void)
     test_stats_env();
     test_stats_file();
     test_config();
+    char dir[] = "/tmp/chapoly-stats-XXXXXX";
+    if (T_OK(mkdtemp(dir) != NULL, "mkdtemp")) {
+        test_stats_file_idle(dir);
+        test_stats_file_config(dir);
+        test_stats_fork(dir);
+        /* every test removed what it expected: anything left was written where it should not be */
+        DIR *dd = opendir(dir);
+        struct dirent *e;
+        char f[600];
+        int left = 0;
+        while (dd != NULL && (e = readdir(dd)) != NULL) {
+            if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+                continue;
+            T_OK(0, "stats: unexpected file %s/%s", dir, e->d_name);
+            snprintf(f, sizeof(f), "%s/%s", dir, e->d_name);
+            unlink(f);
+            left++;
+        }
+        if (dd != NULL)
+            closedir(dd);
+        T_OK(rmdir(dir) == 0, "stats: remove %s (%d files were left)", dir, left);
+    }
 
     t_teardown();
     return t_finish("test_provider");

@@ -307,8 +307,7 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
     memcpy(nonce, c->iv, CHACHA_IVLEN);
     for (int i = 0; i < 8; i++)
         nonce[4 + i] ^= c->tls_aad[i];
-    chapoly_count(c->pc, &c->pc->tls_records);
-    chapoly_count(c->pc, &c->pc->aead_messages);
+    chapoly_count_aead(c->pc, c->enc, 1, CHAPOLY_CTR_TLS_RECORDS); /* failed opens too */
     if (c->enc) {
         chapoly_aead_seal(c->k, out, out + plen, in, plen, c->tls_aad, TLS_AAD_LEN,
                           chapoly_aead_key(&c->msg), nonce);
@@ -398,7 +397,7 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
         return 0;
     }
     c->state = ST_DONE;
-    chapoly_count(c->pc, &c->pc->aead_messages);
+    chapoly_count_aead(c->pc, c->enc, 1, -1); /* failed opens too */
     if (c->enc) {
         chapoly_aead_finish(&c->msg, c->tag);
         c->tag_ready = 1;
@@ -751,7 +750,9 @@ static int aead_pipeline_update(void *vctx, size_t numpipes, unsigned char **out
 static int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out,
                                size_t *outl, const size_t *outsize)
 {
-    return chapoly_pipeline_final(((aead_ctx *)vctx)->pipe, numpipes, out, outl, outsize);
+    aead_ctx *c = vctx;
+
+    return chapoly_pipeline_final(c->pipe, c->pc, numpipes, out, outl, outsize);
 }
 
 #define AEAD_DISPATCH(prefix)                                                          \

@@ -300,8 +300,8 @@ int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **o
     return 1;
 }
 
-int chapoly_pipeline_final(aead_pipeline *p, size_t numpipes, unsigned char **out,
-                           size_t *outl, const size_t *outsize)
+int chapoly_pipeline_final(aead_pipeline *p, chapoly_provctx *pc, size_t numpipes,
+                           unsigned char **out, size_t *outl, const size_t *outsize)
 {
     uint8_t calc[CHAPOLY_MAX_PIPES][PIPE_TAGLEN];
     int ok = 1;
@@ -326,6 +326,8 @@ int chapoly_pipeline_final(aead_pipeline *p, size_t numpipes, unsigned char **ou
         fail_decrypt(p);
         return 0;
     }
+    /* a batch of numpipes seals or opens (failed ones too), as many AEAD messages */
+    chapoly_count_aead(pc, p->enc, numpipes, CHAPOLY_CTR_PIPELINE_BATCHES);
     if (p->enc) { /* the tags go out as they are: straight to their buffer */
         chapoly_batch_finish(p->batch, p->tags);
         p->tags_ready = 1;

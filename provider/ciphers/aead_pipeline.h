@@ -31,6 +31,7 @@
 #define CHAPOLY_MAX_PIPES 32
 
 typedef struct aead_pipeline aead_pipeline;
+struct chapoly_provctx; /* prov.h */
 
 /*
  * *pp is allocated on first use. ivlen_alg is the algorithm's IV length (12
@@ -42,8 +43,9 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
 int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **out,
                             size_t *outl, const size_t *outsize, const unsigned char **in,
                             const size_t *inl);
-int chapoly_pipeline_final(aead_pipeline *p, size_t numpipes, unsigned char **out,
-                           size_t *outl, const size_t *outsize);
+/* Counts in pc's statistics: one batch and numpipes AEAD messages when the tags are computed. */
+int chapoly_pipeline_final(aead_pipeline *p, struct chapoly_provctx *pc, size_t numpipes,
+                           unsigned char **out, size_t *outl, const size_t *outsize);
 /* "pipeline-tag": get (encryption, after final) and set (decryption, before final). */
 int chapoly_pipeline_get_tags(aead_pipeline *p, OSSL_PARAM *param);
 int chapoly_pipeline_set_tags(aead_pipeline *p, const OSSL_PARAM *param);

@@ -15,6 +15,7 @@
 
 typedef struct chacha20_ctx {
     const chapoly_kernels *k;
+    chapoly_provctx *pc; /* statistics */
     int key_set, iv_set;
     uint8_t iv[CHACHA20_IVLEN];
     chacha20_stream stream;
@@ -38,8 +39,10 @@ static void *chacha20_newctx(void *provctx)
 {
     chacha20_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
 
-    if (c != NULL)
+    if (c != NULL) {
         c->k = ((chapoly_provctx *)provctx)->k;
+        c->pc = provctx;
+    }
     return c;
 }
 
@@ -140,6 +143,7 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
         return 0;
     }
     chacha20_stream_xor(c->k, &c->stream, out, in, inl);
+    chapoly_count_chacha20(c->pc, inl);
     *outl = inl;
     return 1;
 }

@@ -14,6 +14,7 @@
 
 typedef struct poly_mac_ctx {
     const chapoly_kernels *k;
+    chapoly_provctx *pc; /* statistics */
     int key_set;
     int updated; /* data or final since the last key */
     poly1305_state st;
@@ -36,8 +37,10 @@ static void *poly_newctx(void *provctx)
 {
     poly_mac_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
 
-    if (c != NULL)
+    if (c != NULL) {
         c->k = ((chapoly_provctx *)provctx)->k;
+        c->pc = provctx;
+    }
     return c;
 }
 
@@ -135,6 +138,7 @@ static int poly_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
         return 0;
     }
     chapoly_poly1305_final(c->k, &c->st, out);
+    chapoly_count(c->pc, CHAPOLY_CTR_POLY1305_MACS);
     c->updated = -1; /* the key is spent */
     *outl = POLY_TAGLEN;
     return 1;

@@ -134,7 +134,8 @@ int main(void)
         T_OK(do_mac(j, j->mac), "reference MAC %zu", i);
         mac = keep;
     }
-    uint64_t msgs0 = counter("chapoly-aead-messages");
+    uint64_t msgs0 = counter("chapoly-aead-messages"), seals0 = counter("chapoly-aead-seals"),
+             opens0 = counter("chapoly-aead-opens"), macs0 = counter("chapoly-poly1305-macs");
     for (size_t t = 0; t < NTHREADS; t++)
         T_OK(pthread_create(&th[t], NULL, worker, (void *)t) == 0, "pthread_create");
     for (size_t t = 0; t < NTHREADS; t++)
@@ -144,18 +145,33 @@ int main(void)
     uint64_t ops = (uint64_t)NTHREADS * ROUNDS * NMSG;
     const char *stats = getenv("CHAPOLY_STATS");
     if (stats != NULL && strcmp(stats, "1") == 0) {
-        /* per message: seal, open, forged open; XChaCha jobs seal twice */
-        uint64_t want = 0;
+        /* per message: seal, open, forged open, MAC; XChaCha jobs seal twice */
+        uint64_t seals = 0, opens = 0, macs = 0, want;
         for (size_t t = 0; t < NTHREADS; t++)
-            for (size_t i = 0; i < NMSG; i++)
-                want += ((i + t) & 1) ? 4 : 3;
-        want *= ROUNDS;
+            for (size_t i = 0; i < NMSG; i++) {
+                seals += ((i + t) & 1) ? 2 : 1;
+                opens += 2;
+                macs++;
+            }
+        seals *= ROUNDS;
+        opens *= ROUNDS;
+        macs *= ROUNDS;
+        want = seals + opens;
         T_OK(counter("chapoly-aead-messages") - msgs0 == want,
              "aead-messages counted %llu, expected %llu",
              (unsigned long long)(counter("chapoly-aead-messages") - msgs0),
              (unsigned long long)want);
+        T_OK(counter("chapoly-aead-seals") - seals0 == seals, "aead-seals counted %llu, expected %llu",
+             (unsigned long long)(counter("chapoly-aead-seals") - seals0), (unsigned long long)seals);
+        T_OK(counter("chapoly-aead-opens") - opens0 == opens, "aead-opens counted %llu, expected %llu",
+             (unsigned long long)(counter("chapoly-aead-opens") - opens0), (unsigned long long)opens);
+        T_OK(counter("chapoly-poly1305-macs") - macs0 == macs,
+             "poly1305-macs counted %llu, expected %llu",
+             (unsigned long long)(counter("chapoly-poly1305-macs") - macs0), (unsigned long long)macs);
     } else {
-        T_OK(counter("chapoly-aead-messages") == 0, "counters must stay 0 without stats");
+        T_OK(counter("chapoly-aead-messages") == 0 && counter("chapoly-aead-seals") == 0 &&
+                 counter("chapoly-aead-opens") == 0 && counter("chapoly-poly1305-macs") == 0,
+             "counters must stay 0 without stats");
     }
     printf("%d threads x %d rounds x %d messages: %llu seal/open/forgery/MAC rounds checked\n",
            NTHREADS, ROUNDS, NMSG, (unsigned long long)ops);
