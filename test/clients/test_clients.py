@@ -4,6 +4,10 @@ proven to run through chapoly by CHAPOLY_STATS_FILE:
 
   curl  <- openssl s_server -WWW   TLS 1.3 CHACHA20 suite and TLS 1.2 ECDHE-RSA-CHACHA20
   curl  <- nginx                   both protocol versions
+  curl  <- nginx, master and 2 workers as deployed: statistics from the
+           config key stats_file (%p), nginx's workers having no environment;
+           after `nginx -s quit` each worker that served writes its own line,
+           the master and the signalling process none
   python3-cryptography ChaCha20Poly1305, bytes equal to a run without chapoly
   openssl speed -evp chacha20-poly1305 through chapoly
   faults: a flipped bit in a record, a truncated record, a connection dropped
@@ -20,7 +24,9 @@ the test exits 77 (skipped) unless something failed. With
 CHAPOLY_REQUIRE_TOOLS=1 (scripts/test-all.sh) a missing tool is a failure.
 `test_clients.py --check-tools` only reports what is missing (exit 1 if any).
 """
+import grp
 import os
+import pwd
 import shutil
 import signal
 import socket
@@ -37,6 +43,7 @@ REQUIRE_TOOLS = os.environ.get("CHAPOLY_REQUIRE_TOOLS") == "1"
 DEBIAN_PYTHON = "/usr/bin/python3"
 TMP = None  # created by main()
 PROCS = []
+STATS_DIRS = []  # outside TMP (the workers' user must reach them): removed at exit
 passed = failed = 0
 
 
@@ -99,11 +106,13 @@ def cleanup():
             p.wait()
     if TMP and not os.environ.get("CHAPOLY_KEEP"):
         shutil.rmtree(TMP, ignore_errors=True)
+        for d in STATS_DIRS:
+            shutil.rmtree(d, ignore_errors=True)
 
 
-def write_cnf():
+def write_cnf(name="openssl.cnf", extra=""):
     kernel_line = f"kernel = {KERNEL}\n" if KERNEL and KERNEL != "best" else ""
-    path = os.path.join(TMP, "openssl.cnf")
+    path = os.path.join(TMP, name)
     with open(path, "w") as f:
         f.write(f"""openssl_conf = openssl_init
 config_diagnostics = 1
@@ -118,7 +127,7 @@ activate = 1
 [chapoly_sect]
 module = {MODULE}
 stats = 1
-{kernel_line}activate = 1
+{extra}{kernel_line}activate = 1
 [algorithm_sect]
 default_properties = ?provider=chapoly
 """)
@@ -302,6 +311,154 @@ http {{
     st = read_stats("nginx.srv")
     check(st is not None and st[0] > 0 and st[1] > 0,
           f"nginx: chapoly did not serve both TLS 1.3 messages and TLS 1.2 records ({st})")
+
+
+COUNTER_NAMES = ("chapoly-aead-messages", "chapoly-aead-seals", "chapoly-aead-opens",
+                 "chapoly-tls-records", "chapoly-chacha20-calls", "chapoly-chacha20-bytes",
+                 "chapoly-poly1305-macs", "chapoly-pipeline-batches")
+
+
+def parse_stats_line(line):
+    """{field: int} of one statistics line, or None unless it is exactly
+    pid=N followed by every counter in order."""
+    fields = line.split()
+    names = [f.partition("=")[0] for f in fields]
+    if names != ["pid", *COUNTER_NAMES]:
+        return None
+    try:
+        return {f.partition("=")[0]: int(f.partition("=")[2]) for f in fields}
+    except ValueError:
+        return None
+
+
+def children_of(ppid):
+    """Process ids whose parent is ppid (from /proc)."""
+    kids = set()
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                # the field after the parenthesised command name: state, then ppid
+                rest = f.read().rsplit(")", 1)[1].split()
+            if int(rest[1]) == ppid:
+                kids.add(int(d))
+        except (OSError, IndexError, ValueError):
+            pass
+    return kids
+
+
+def test_nginx_workers():
+    """nginx as deployed: a master (root when the test runs as root) and two
+    workers (then nobody), chapoly with stats = 1 and stats_file = DIR/nginx-%p.stats
+    in the openssl.cnf; no env directive, so the workers have no environment.
+    The master's environment names CHAPOLY_STATS_FILE (the issue's setup):
+    the master encrypts nothing, so neither that file nor a master line may
+    appear. After `nginx -s quit` every file is a worker's, named by its pid,
+    with one line carrying that pid and every counter, together > 0."""
+    nginx = find_tool("nginx", "/usr/sbin")
+    port = free_port()
+    prefix = os.path.join(TMP, "nginxw")
+    os.makedirs(os.path.join(prefix, "logs"), exist_ok=True)
+    # the workers' directory: their own, as an admin would make /var/log/chapoly
+    sdir = tempfile.mkdtemp(prefix="chapoly-nginx-stats-")
+    STATS_DIRS.append(sdir)
+    user_line = ""
+    if os.geteuid() == 0:
+        try:
+            pw = pwd.getpwnam("nobody")
+        except KeyError:
+            pw = None
+        if pw is not None:
+            os.chown(sdir, pw.pw_uid, pw.pw_gid)
+            user_line = f"user nobody {grp.getgrgid(pw.pw_gid).gr_name};"
+    cnf = write_cnf("openssl-nginxw.cnf",
+                    f"stats_file = {sdir}/nginx-%p.stats\n")
+    conf = os.path.join(prefix, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+{user_line}
+daemon off;
+worker_processes 2;
+error_log {prefix}/logs/error.log warn;
+pid {prefix}/nginx.pid;
+events {{ worker_connections 64; }}
+http {{
+    access_log off;
+    server {{
+        listen 127.0.0.1:{port} ssl;
+        ssl_certificate {TMP}/cert.pem;
+        ssl_certificate_key {TMP}/key.pem;
+        ssl_protocols TLSv1.2 TLSv1.3;
+        ssl_ciphers ECDHE-RSA-CHACHA20-POLY1305;
+        ssl_conf_command Ciphersuites TLS_CHACHA20_POLY1305_SHA256;
+        location / {{ return 200 "served\\n"; }}
+    }}
+}}
+""")
+    env = env_for("nginxw-master.stats")  # CHAPOLY_STATS_FILE: the master's only
+    env["OPENSSL_CONF"] = cnf
+    master_file = os.path.join(TMP, "nginxw-master.stats")
+    args = [nginx, "-p", prefix, "-c", conf]
+    p = subprocess.Popen(args, env=env, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    PROCS.append(p)
+    if not check(wait_port(port, p), "nginx (master + workers) did not start"):
+        return
+    end = time.time() + 10
+    workers = children_of(p.pid)
+    while len(workers) < 2 and time.time() < end:  # the master forks them after listening
+        time.sleep(0.05)
+        workers = children_of(p.pid)
+    check(len(workers) == 2, f"nginx: {len(workers)} worker processes, want 2")
+    for i in range(6):
+        proto = ("1.3", "1.2")[i % 2]
+        r = curl(port, proto, "nginxw.curl", "nginxw.got", path="x")
+        got = open(os.path.join(TMP, "nginxw.got"), "rb").read() if r.returncode == 0 else b""
+        check(r.returncode == 0 and got == b"served\n",
+              f"curl <- nginx workers TLS {proto}: exit {r.returncode}: {r.stderr[-300:]}")
+    q = subprocess.run(args + ["-s", "quit"], env=env, capture_output=True, text=True,
+                       timeout=30)
+    check(q.returncode == 0, f"nginx -s quit: exit {q.returncode}: {q.stderr[-300:]}")
+    try:
+        p.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        check(False, "nginx did not quit")
+        return
+    check(not os.path.exists(master_file),
+          "nginx: the master (or nginx -s quit), which encrypted nothing, wrote "
+          "CHAPOLY_STATS_FILE")
+    files = sorted(os.listdir(sdir))
+    total = {}
+    for name in files:
+        pid = name[len("nginx-"):-len(".stats")] if name.startswith("nginx-") and \
+            name.endswith(".stats") else ""
+        check(pid.isdigit() and int(pid) in workers,
+              f"nginx: {name} is not named after a worker (workers {sorted(workers)}, "
+              f"master {p.pid})")
+        path = os.path.join(sdir, name)
+        st = os.stat(path)
+        check(st.st_mode & 0o777 == 0o600, f"nginx: {name} has mode {st.st_mode & 0o777:o}")
+        with open(path) as f:
+            lines = f.read().splitlines()
+        check(len(lines) == 1, f"nginx: {name} has {len(lines)} lines, want 1")
+        for line in lines:
+            v = parse_stats_line(line)
+            if not check(v is not None, f"nginx: {name}: malformed line {line!r}"):
+                continue
+            check(str(v["pid"]) == pid, f"nginx: {name} holds the line of pid {v['pid']}")
+            check(any(v[k] for k in COUNTER_NAMES), f"nginx: {name}: an all-zero line")
+            for k in COUNTER_NAMES:
+                total[k] = total.get(k, 0) + v[k]
+    check(len(files) >= 1, f"nginx: no worker wrote a statistics line (error log: "
+          f"{open(os.path.join(prefix, 'logs', 'error.log')).read()[-300:]})")
+    check(total.get("chapoly-aead-messages", 0) > 0 and total.get("chapoly-tls-records", 0) > 0
+          and total.get("chapoly-aead-seals", 0) > 0 and total.get("chapoly-aead-opens", 0) > 0,
+          f"nginx workers: chapoly served no TLS 1.3 messages or TLS 1.2 records ({total})")
+    check(total.get("chapoly-aead-messages", 0) ==
+          total.get("chapoly-aead-seals", 0) + total.get("chapoly-aead-opens", 0),
+          f"nginx workers: messages != seals + opens ({total})")
 
 
 PY_CRYPTO = r"""
@@ -493,6 +650,7 @@ def main():
             test_curl_s_server(proto)
         if "nginx" not in MISSING:
             test_nginx()
+            test_nginx_workers()
     if "python3-cryptography" not in MISSING:
         test_python_cryptography()
     test_speed()
@@ -516,7 +674,7 @@ if __name__ == "__main__":
     finally:
         cleanup()
     if os.environ.get("CHAPOLY_KEEP"):
-        print("kept", TMP)
+        print("kept", TMP, *STATS_DIRS)
     for tool, hint in MISSING.items():
         print(f"missing {tool} ({hint}): the checks that need it did not run")
     if MISSING and REQUIRE_TOOLS:
