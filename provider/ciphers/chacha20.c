@@ -2,21 +2,43 @@
  * "ChaCha20" with OpenSSL's 16-byte IV: bytes 0..3 the little-endian 32-bit
  * block counter, bytes 4..15 the 96-bit nonce. When the counter wraps it
  * carries into the first nonce word, as the default provider does.
+ *
+ * Re-initialisation, as the default provider of OpenSSL 3.0 to 3.5 does it
+ * (providers/implementations/ciphers/cipher_chacha20.c, _hw.c; its counter
+ * names the block its partial-block buffer came from until an update goes
+ * past that block, and a key-only init drops the buffer, not the counter):
+ *   an IV (with or without a key): the stream restarts at the IV;
+ *   a key only: the stream goes on at the start of the block the last byte
+ *     was taken from (after 100 bytes: keystream byte 64), or at the next
+ *     block when the last update ended with whole blocks of its own;
+ *   neither: nothing changes.
+ * docs/behaviour.md ("Re-initialisation") has the table; test_evp_reinit
+ * checks every pattern against the default.
  */
+#include <stddef.h>
 #include <string.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/params.h>
 #include "prov.h"
+#include "bytes.h"
 #include "chacha20_stream.h"
 
 #define CHACHA20_KEYLEN 32
 #define CHACHA20_IVLEN 16
+#define HAVE_KEY 1
+#define HAVE_IV 2
 
 typedef struct chacha20_ctx {
     const chapoly_kernels *k;
-    int key_set, iv_set;
-    uint8_t iv[CHACHA20_IVLEN];
+    unsigned have;     /* HAVE_KEY | HAVE_IV */
+    /*
+     * The default provider's partial_len != 0: the last update ended inside
+     * block stream.partial_ctr_nonce (or at its end, when that block's
+     * keystream had been made by an earlier update), where a key-only init
+     * goes back to.
+     */
+    unsigned in_block;
     chacha20_stream stream;
 } chacha20_ctx;
 
@@ -53,37 +75,48 @@ static void *chacha20_dupctx(void *vctx)
     return chapoly_ctx_dup(vctx, sizeof(chacha20_ctx));
 }
 
+/* Spare keystream is wiped; nothing of the previous position is kept. */
+static void chacha20_drop_keystream(chacha20_stream *s)
+{
+    if (s->keystream_len != 0)
+        chapoly_wipe(s->keystream, s->keystream_len);
+    s->keystream_pos = s->keystream_len = 0;
+    s->partial_used = 0;
+}
+
 static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keylen,
                          const unsigned char *iv, size_t ivlen,
                          const OSSL_PARAM params[])
 {
-    if (key != NULL) {
-        if (keylen != CHACHA20_KEYLEN) {
-            CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
-            return 0;
-        }
-        chapoly_load_key(c->stream.key, key);
-        c->key_set = 1;
+    chacha20_stream *s = &c->stream;
+
+    if (key != NULL && keylen != CHACHA20_KEYLEN) {
+        CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
+        return 0;
+    }
+    if (iv != NULL && ivlen != CHACHA20_IVLEN) {
+        CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "IV must be 16 bytes, got %zu", ivlen);
+        return 0;
     }
     if (iv != NULL) {
-        if (ivlen != CHACHA20_IVLEN) {
-            CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "IV must be 16 bytes, got %zu", ivlen);
-            return 0;
-        }
-        memcpy(c->iv, iv, CHACHA20_IVLEN);
-        c->iv_set = 1;
+        s->ctr_nonce[0] = load32_le(iv);
+        s->ctr_nonce[1] = load32_le(iv + 4);
+        s->ctr_nonce[2] = load32_le(iv + 8);
+        s->ctr_nonce[3] = load32_le(iv + 12);
+        chacha20_drop_keystream(s);
+        c->in_block = 0;
+        c->have |= HAVE_IV;
     }
-    if (key != NULL || iv != NULL) {
-        /*
-         * Like the default provider, any (re)init restarts the stream at the
-         * IV; chacha20_stream_start wipes the previous stream's spare keystream.
-         */
-        uint32_t w[4];
-
-        for (int i = 0; i < 4; i++)
-            w[i] = (uint32_t)c->iv[4 * i] | ((uint32_t)c->iv[4 * i + 1] << 8) |
-                   ((uint32_t)c->iv[4 * i + 2] << 16) | ((uint32_t)c->iv[4 * i + 3] << 24);
-        chacha20_stream_start(&c->stream, w[0], w + 1);
+    if (key != NULL) {
+        if (iv == NULL) {
+            /* the block counter stays, the partial block goes (see the top) */
+            if (c->in_block)
+                memcpy(s->ctr_nonce, s->partial_ctr_nonce, sizeof(s->ctr_nonce));
+            chacha20_drop_keystream(s);
+            c->in_block = 0;
+        }
+        chapoly_load_key(s->key, key);
+        c->have |= HAVE_KEY;
     }
     return chacha20_set_ctx_params(c, params);
 }
@@ -106,12 +139,13 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
                            size_t outsize, const unsigned char *in, size_t inl)
 {
     chacha20_ctx *c = vctx;
+    chacha20_stream *s = &c->stream;
 
     *outl = 0;
     if (inl == 0)
         return 1;
-    if (!c->key_set || !c->iv_set) {
-        if (c->key_set)
+    if (c->have != (HAVE_KEY | HAVE_IV)) {
+        if (c->have & HAVE_KEY)
             CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "no IV set: initialise with an IV first");
         else
             CHAPOLY_ERR(PROV_R_NO_KEY_SET, "initialise with a 32-byte key first");
@@ -139,7 +173,12 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
-    chacha20_stream_xor(c->k, &c->stream, out, in, inl);
+    /* keystream left from the block partial_ctr_nonce: does this update end in it? */
+    size_t spare = s->partial_used != 0 ? 64 - s->partial_used
+                                        : s->keystream_len - s->keystream_pos;
+
+    chacha20_stream_xor(c->k, s, out, in, inl);
+    c->in_block = inl <= spare || s->partial_used != 0;
     *outl = inl;
     return 1;
 }
@@ -199,6 +238,10 @@ static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
             if (!chapoly_param_set_size_t(p, CHACHA20_KEYLEN))
                 goto err;
         }
+        /*
+         * "updated-iv" and "iv" stay unanswered, as in the default provider
+         * up to 3.5 (EVP_CIPHER_CTX_get_updated_iv returns 1, buffer untouched).
+         */
     }
     return 1;
 err:
