@@ -30,7 +30,11 @@ typedef struct chacha20_stream {
      * A partial last block is XORed inside the same kernel call as the whole
      * blocks; the rest of its keystream is recomputed only if another update
      * comes: partial_used (1..63) bytes of block partial_ctr_nonce[0]
-     * are used; partial_used 0 = none pending.
+     * are used; partial_used 0 = none pending. After the recompute
+     * partial_ctr_nonce still names the block whose keystream is in
+     * keystream[0..64): the ChaCha20 cipher's key-only init goes back to it
+     * (provider/ciphers/chacha20.c), so nothing here may reuse it for
+     * anything else while that keystream is held.
      */
     uint32_t partial_ctr_nonce[4];
     unsigned partial_used;

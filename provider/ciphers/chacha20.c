@@ -2,22 +2,49 @@
  * "ChaCha20" with OpenSSL's 16-byte IV: bytes 0..3 the little-endian 32-bit
  * block counter, bytes 4..15 the 96-bit nonce. When the counter wraps it
  * carries into the first nonce word, as the default provider does.
+ *
+ * Re-initialisation, as the default provider of OpenSSL 3.0 to 3.5 does it
+ * (providers/implementations/ciphers/cipher_chacha20.c, _hw.c; its counter
+ * names the block its partial-block buffer came from until an update goes
+ * past that block, and a key-only init drops the buffer, not the counter):
+ *   an IV (with or without a key): the stream restarts at the IV;
+ *   a key only: the stream goes on at the start of the block the last byte
+ *     was taken from (after 100 bytes: keystream byte 64), or at the next
+ *     block when the last update ended with whole blocks of its own;
+ *   neither: nothing changes.
+ * docs/behaviour.md ("Re-initialisation") has the table; test_evp_reinit
+ * checks every pattern against the default.
+ *
+ * QUIC header protection costs one IV-only init and one 5-byte update per
+ * packet: the IV-only init loads four words, wipes nothing unless spare
+ * keystream is held, and the update of at most one block with no spare
+ * keystream goes straight to the kernel (chacha20_update).
  */
+#include <stddef.h>
 #include <string.h>
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/params.h>
 #include "prov.h"
+#include "bytes.h"
 #include "chacha20_stream.h"
 
 #define CHACHA20_KEYLEN 32
 #define CHACHA20_IVLEN 16
+#define HAVE_KEY 1
+#define HAVE_IV 2
 
 typedef struct chacha20_ctx {
     const chapoly_kernels *k;
     chapoly_provctx *pc; /* statistics */
-    int key_set, iv_set;
-    uint8_t iv[CHACHA20_IVLEN];
+    unsigned have;     /* HAVE_KEY | HAVE_IV */
+    /*
+     * The default provider's partial_len != 0: the last update ended inside
+     * block stream.partial_ctr_nonce (or at its end, when that block's
+     * keystream had been made by an earlier update), where a key-only init
+     * goes back to.
+     */
+    unsigned in_block;
     chacha20_stream stream;
 } chacha20_ctx;
 
@@ -40,8 +67,8 @@ static void *chacha20_newctx(void *provctx)
     chacha20_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
 
     if (c != NULL) {
-        c->k = ((chapoly_provctx *)provctx)->k;
         c->pc = provctx;
+        c->k = c->pc->k;
     }
     return c;
 }
@@ -56,39 +83,74 @@ static void *chacha20_dupctx(void *vctx)
     return chapoly_ctx_dup(vctx, sizeof(chacha20_ctx));
 }
 
+/* Spare keystream is wiped; nothing of the previous position is kept. */
+static void chacha20_drop_keystream(chacha20_stream *s)
+{
+    if (s->keystream_len != 0)
+        chapoly_wipe(s->keystream, s->keystream_len);
+    s->keystream_pos = s->keystream_len = 0;
+    s->partial_used = 0;
+}
+
+CHAPOLY_INLINE void chacha20_load_iv(chacha20_ctx *c, const unsigned char *iv)
+{
+    chacha20_stream *s = &c->stream;
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(s->ctr_nonce, iv, sizeof(s->ctr_nonce)); /* the words are the bytes */
+#else
+    s->ctr_nonce[0] = load32_le(iv);
+    s->ctr_nonce[1] = load32_le(iv + 4);
+    s->ctr_nonce[2] = load32_le(iv + 8);
+    s->ctr_nonce[3] = load32_le(iv + 12);
+#endif
+    chacha20_drop_keystream(s);
+    c->in_block = 0;
+    c->have |= HAVE_IV;
+}
+
+/* Any init but the IV-only one. */
+static __attribute__((noinline)) int chacha20_init_key(chacha20_ctx *c, const unsigned char *key,
+                                                       size_t keylen, const unsigned char *iv,
+                                                       size_t ivlen)
+{
+    chacha20_stream *s = &c->stream;
+
+    if (key != NULL && keylen != CHACHA20_KEYLEN) {
+        CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
+        return 0;
+    }
+    if (iv != NULL && ivlen != CHACHA20_IVLEN) {
+        CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "IV must be 16 bytes, got %zu", ivlen);
+        return 0;
+    }
+    if (iv != NULL)
+        chacha20_load_iv(c, iv);
+    if (key != NULL) {
+        if (iv == NULL) {
+            /* the block counter stays, the partial block goes (see the top) */
+            if (c->in_block)
+                memcpy(s->ctr_nonce, s->partial_ctr_nonce, sizeof(s->ctr_nonce));
+            chacha20_drop_keystream(s);
+            c->in_block = 0;
+        }
+        chapoly_load_key(s->key, key);
+        c->have |= HAVE_KEY;
+    }
+    return 1;
+}
+
 static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keylen,
                          const unsigned char *iv, size_t ivlen,
                          const OSSL_PARAM params[])
 {
-    if (key != NULL) {
-        if (keylen != CHACHA20_KEYLEN) {
-            CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
-            return 0;
-        }
-        chapoly_load_key(c->stream.key, key);
-        c->key_set = 1;
-    }
-    if (iv != NULL) {
-        if (ivlen != CHACHA20_IVLEN) {
-            CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "IV must be 16 bytes, got %zu", ivlen);
-            return 0;
-        }
-        memcpy(c->iv, iv, CHACHA20_IVLEN);
-        c->iv_set = 1;
-    }
-    if (key != NULL || iv != NULL) {
-        /*
-         * Like the default provider, any (re)init restarts the stream at the
-         * IV; chacha20_stream_start wipes the previous stream's spare keystream.
-         */
-        uint32_t w[4];
-
-        for (int i = 0; i < 4; i++)
-            w[i] = (uint32_t)c->iv[4 * i] | ((uint32_t)c->iv[4 * i + 1] << 8) |
-                   ((uint32_t)c->iv[4 * i + 2] << 16) | ((uint32_t)c->iv[4 * i + 3] << 24);
-        chacha20_stream_start(&c->stream, w[0], w + 1);
-    }
-    return chacha20_set_ctx_params(c, params);
+    if (key == NULL && iv != NULL && ivlen == CHACHA20_IVLEN)
+        chacha20_load_iv(c, iv); /* QUIC header protection: once per packet */
+    else if (!chacha20_init_key(c, key, keylen, iv, ivlen))
+        return 0;
+    if (params != NULL && params->key != NULL)
+        return chacha20_set_ctx_params(c, params);
+    return 1;
 }
 
 static int chacha20_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
@@ -105,46 +167,86 @@ static int chacha20_decrypt_init(void *vctx, const unsigned char *key, size_t ke
     return chacha20_init(vctx, key, keylen, iv, ivlen, params);
 }
 
+/*
+ * Why an update is refused, off the data path. The out-of-line parts of
+ * chacha20_update take its own arguments, so reaching them moves nothing.
+ */
+static __attribute__((noinline, cold)) int chacha20_refuse(void *vctx, unsigned char *out,
+                                                            size_t *outl, size_t outsize,
+                                                            const unsigned char *in, size_t inl)
+{
+    const chacha20_ctx *c = vctx;
+
+    *outl = 0;
+    if (c->have != (HAVE_KEY | HAVE_IV)) {
+        if (c->have & HAVE_KEY)
+            CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "no IV set: initialise with an IV first");
+        else
+            CHAPOLY_ERR(PROV_R_NO_KEY_SET, "initialise with a 32-byte key first");
+    } else if (out == NULL || in == NULL) {
+        CHAPOLY_ERR(PROV_R_INVALID_DATA, "NULL buffer");
+    } else if (inl > PTRDIFF_MAX) {
+        /*
+         * The stream itself has no practical limit (the block counter carries
+         * into the next word); a length no buffer can have is a negative int
+         * from EVP_EncryptUpdate (libcrypto 3.0 passes it on as a huge size_t).
+         */
+        CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
+                    "input length %zu is larger than any buffer (a negative length?)", inl);
+    } else if (outsize < inl) {
+        CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small");
+    } else {
+        CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
+    }
+    return 0;
+}
+
+/* Spare keystream, several blocks, the counter wrap: all but the short update. */
+static __attribute__((noinline)) int chacha20_update_stream(void *vctx, unsigned char *out,
+                                                            size_t *outl, size_t outsize,
+                                                            const unsigned char *in, size_t inl)
+{
+    chacha20_ctx *c = vctx;
+    chacha20_stream *s = &c->stream;
+    /* keystream left from the block partial_ctr_nonce: does this update end in it? */
+    size_t spare = s->partial_used != 0 ? 64 - s->partial_used
+                                        : s->keystream_len - s->keystream_pos;
+
+    (void)outsize;
+    chacha20_stream_xor(c->k, s, out, in, inl);
+    c->in_block = inl <= spare || s->partial_used != 0;
+    chapoly_count_chacha20(c->pc, inl);
+    *outl = inl;
+    return 1;
+}
+
 static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
                            size_t outsize, const unsigned char *in, size_t inl)
 {
     chacha20_ctx *c = vctx;
+    chacha20_stream *s = &c->stream;
 
-    *outl = 0;
-    if (inl == 0)
+    if (inl == 0) {
+        *outl = 0;
         return 1;
-    if (!c->key_set || !c->iv_set) {
-        if (c->key_set)
-            CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "no IV set: initialise with an IV first");
-        else
-            CHAPOLY_ERR(PROV_R_NO_KEY_SET, "initialise with a 32-byte key first");
-        return 0;
     }
-    if (out == NULL || in == NULL) {
-        CHAPOLY_ERR(PROV_R_INVALID_DATA, "NULL buffer");
-        return 0;
-    }
+    if (c->have != (HAVE_KEY | HAVE_IV) || out == NULL || in == NULL || inl > PTRDIFF_MAX
+        || outsize < inl || chacha20_partially_overlapping(out, in, inl))
+        return chacha20_refuse(vctx, out, outl, outsize, in, inl);
+    if (inl > 64 || s->partial_used != 0 || s->keystream_pos != s->keystream_len)
+        return chacha20_update_stream(vctx, out, outl, outsize, in, inl);
     /*
-     * The stream itself has no practical limit (the block counter carries
-     * into the next word); a length no buffer can have is a negative int
-     * from EVP_EncryptUpdate (libcrypto 3.0 passes it on as a huge size_t).
+     * At most one block and no spare keystream: the block is partial_ctr_nonce
+     * (the kernel reads it there), the counter moves past it (carrying at the
+     * wrap), and a partial block's rest is made only if another update comes.
      */
-    if (inl > PTRDIFF_MAX) {
-        CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
-                    "input length %zu is larger than any buffer (a negative length?)", inl);
-        return 0;
-    }
-    if (outsize < inl) {
-        CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small");
-        return 0;
-    }
-    if (chacha20_partially_overlapping(out, in, inl)) {
-        CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
-        return 0;
-    }
-    chacha20_stream_xor(c->k, &c->stream, out, in, inl);
-    chapoly_count_chacha20(c->pc, inl);
+    memcpy(s->partial_ctr_nonce, s->ctr_nonce, sizeof(s->ctr_nonce));
+    s->partial_used = (unsigned)inl & 63;
+    c->in_block = s->partial_used; /* nonzero: the update ended inside the block */
+    chacha20_stream_advance(s, 1);
     *outl = inl;
+    c->k->chacha20_xor(out, in, inl, s->key, s->partial_ctr_nonce);
+    chapoly_count_chacha20(c->pc, inl);
     return 1;
 }
 
@@ -192,17 +294,48 @@ static const OSSL_PARAM *chacha20_settable_ctx_params(void *cctx, void *provctx)
     return chacha20_known_ctx;
 }
 
+/*
+ * A parameter name against a literal (n = sizeof the literal, its NUL
+ * included), inline: libcrypto 3.0 asks for "ivlen" at every init that
+ * brings an IV, so a strcmp call per name would be on QUIC's per-packet path.
+ * Stops at the first difference, so it never reads past a shorter name.
+ */
+static inline int chacha20_name_is(const char *name, const char *lit, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (name[i] != lit[i])
+            return 0;
+    return 1;
+}
+#define NAME_IS(name, lit) chacha20_name_is((name), (lit), sizeof(lit))
+
+/* OSSL_PARAM_set_size_t's result for the exact type, without the calls. */
+static inline int chacha20_set_size(OSSL_PARAM *p, size_t v)
+{
+    if (p->data_type == OSSL_PARAM_UNSIGNED_INTEGER && p->data_size == sizeof(size_t)
+        && p->data != NULL) {
+        memcpy(p->data, &v, sizeof(v));
+        p->return_size = sizeof(v);
+        return 1;
+    }
+    return chapoly_param_set_size_t(p, v);
+}
+
 static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
     (void)vctx;
     for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
-        if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
-            if (!chapoly_param_set_size_t(p, CHACHA20_IVLEN))
+        if (NAME_IS(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
+            if (!chacha20_set_size(p, CHACHA20_IVLEN))
                 goto err;
-        } else if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-            if (!chapoly_param_set_size_t(p, CHACHA20_KEYLEN))
+        } else if (NAME_IS(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
+            if (!chacha20_set_size(p, CHACHA20_KEYLEN))
                 goto err;
         }
+        /*
+         * "updated-iv" and "iv" stay unanswered, as in the default provider
+         * up to 3.5 (EVP_CIPHER_CTX_get_updated_iv returns 1, buffer untouched).
+         */
     }
     return 1;
 err:
@@ -216,13 +349,13 @@ static int chacha20_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 
     (void)vctx;
     for (const OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
-        if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
+        if (NAME_IS(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
             if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_KEYLEN) {
                 if (p->data != NULL) /* else it said why */
                     CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                 return 0;
             }
-        } else if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
+        } else if (NAME_IS(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
             if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_IVLEN) {
                 if (p->data != NULL) /* else it said why */
                     CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only 16-byte IVs");
