@@ -79,7 +79,7 @@ typedef struct {
 
 static void run_chacha20(job *j)
 {
-    j->k->chacha20_xor(buf_out, buf_in, j->len, j->key, j->ctr_nonce);
+    j->k->chacha20_xor(j->k, buf_out, buf_in, j->len, j->key, j->ctr_nonce);
 }
 
 /* The same bytes as a loop of <= 256-byte calls: 4-block row passes. */
@@ -89,7 +89,7 @@ static void run_chacha20_4blk(job *j)
 
     for (size_t off = 0; off < j->len; off += 256) {
         size_t n = j->len - off < 256 ? j->len - off : 256;
-        j->k->chacha20_xor(buf_out + off, buf_in + off, n, j->key, ctr_nonce);
+        j->k->chacha20_xor(j->k, buf_out + off, buf_in + off, n, j->key, ctr_nonce);
         ctr_nonce[0] += 4;
     }
 }
@@ -115,7 +115,7 @@ static void run_xor_hash(job *j, int enc)
     poly1305_state st;
 
     chapoly_poly1305_init(j->k, &st, j->key_bytes);
-    chapoly_aead_xor_hash(j->k, buf_out, buf_in, j->len & ~(size_t)1023, j->key, j->ctr_nonce,
+    j->k->aead_xor_hash(j->k, buf_out, buf_in, j->len & ~(size_t)1023, j->key, j->ctr_nonce,
                           &st, NULL, enc);
     chapoly_poly1305_final(j->k, &st, j->tag);
 }

@@ -11,7 +11,7 @@
  *    starts on a block boundary queues its blocks; up to BATCH_BLOCKS
  *    queued blocks of many messages go to one call, then each message
  *    XORs its part. A longer text runs the one-message stitched path
- *    (chapoly_aead_xor_hash over whole kilobytes, then the stream).
+ *    (aead_xor_hash over whole kilobytes, then the stream).
  * Poly1305 of several messages goes to the table's poly1305_multi_blocks
  * (at the SIMD levels the scalar Horner chains of all short messages in one
  * call): the padded last AAD
@@ -170,7 +170,7 @@ static void start_many(chapoly_batch *b, const chapoly_kernels *k, const uint8_t
                 nonce[j] = load32_le(nonces[i] + 4 + 4 * j);
             set_state(states + 16 * i, kw, load32_le(nonces[i]), nonce);
         }
-        chapoly_chacha20_multi_blocks(k, out, states, n);
+        k->chacha20_multi_blocks(k, out, states, n);
         for (size_t i = 0; i < n; i++) {
             chacha20_stream *s = &b->m[i].stream;
 
@@ -211,7 +211,7 @@ static BATCH_MANY void key_blocks(chapoly_batch *b)
 
     for (size_t i = 0; i < b->n; i++)
         set_state(states + 16 * i, b->m[i].stream.key, 0, b->m[i].stream.ctr_nonce + 1);
-    chapoly_chacha20_multi_blocks(b->k, out, states, b->n);
+    b->k->chacha20_multi_blocks(b->k, out, states, b->n);
     for (size_t i = 0; i < b->n; i++)
         poly_start(b->k, &b->m[i], out + 64 * i);
     chapoly_wipe(states, b->n * 64);
@@ -338,7 +338,7 @@ static void text_long(const chapoly_kernels *k, chapoly_batch_msg *m, uint8_t *o
 
     if (whole > 0 && s->keystream_pos == s->keystream_len && s->partial_used == 0 &&
         m->poly.buflen == 0 && (uint64_t)s->ctr_nonce[0] + whole / 64 <= 0xffffffffu) {
-        chapoly_aead_xor_hash(k, out, in, whole, s->key, s->ctr_nonce, &m->poly, NULL, enc);
+        k->aead_xor_hash(k, out, in, whole, s->key, s->ctr_nonce, &m->poly, NULL, enc);
         chacha20_stream_advance(s, whole / 64);
         out += whole;
         in += whole;
@@ -400,7 +400,7 @@ static void flush(text_queue *t)
 
     _Static_assert(CHAPOLY_BATCH_AAD_BUF % 16 == 0, "waiting AAD pads within its row");
     if (t->nblocks > 0)
-        chapoly_chacha20_multi_blocks(k, t->ks, t->states, t->nblocks);
+        k->chacha20_multi_blocks(k, t->ks, t->states, t->nblocks);
     for (size_t j = 0; j < t->nq; j++) {
         const queued *q = &t->q[j];
         chapoly_batch_msg *m = &b->m[q->msg];
@@ -431,7 +431,7 @@ static void flush(text_queue *t)
         }
     }
     if (n > 0)
-        chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
+        k->poly1305_multi_blocks(k, st, mac_in, mac_len, n);
     n = 0;
     for (size_t j = 0; j < t->nq; j++) { /* the MAC inputs (decryption: the ciphertext in) */
         const queued *q = &t->q[j];
@@ -452,7 +452,7 @@ static void flush(text_queue *t)
             buffer_tail(&b->m[i], t->in[i], t->len[i]);
     }
     if (!t->enc)
-        chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
+        k->poly1305_multi_blocks(k, st, mac_in, mac_len, n);
     for (size_t j = 0; j < t->nq; j++) {
         const queued *q = &t->q[j];
         size_t i = q->msg;
@@ -464,7 +464,7 @@ static void flush(text_queue *t)
         }
     }
     if (t->enc)
-        chapoly_poly1305_multi_blocks(k, st, mac_in, mac_len, n);
+        k->poly1305_multi_blocks(k, st, mac_in, mac_len, n);
     for (size_t j = 0; j < t->nq; j++) {
         const queued *q = &t->q[j];
         chapoly_batch_msg *m = &b->m[q->msg];
@@ -580,7 +580,7 @@ static void finish_many(chapoly_batch *b, uint8_t (*tags)[16])
         mac_in[c] = last[c];
         mac_len[c++] = n + 16;
     }
-    chapoly_poly1305_multi_blocks(b->k, st, mac_in, mac_len, c);
+    b->k->poly1305_multi_blocks(b->k, st, mac_in, mac_len, c);
     for (size_t i = 0; i < b->n; i++) {
         if (b->m[i].single)
             continue;

@@ -12,7 +12,7 @@
  * chacha20_multi_blocks, and short texts (up to CHAPOLY_BATCH_SHORT bytes,
  * starting on a block boundary) take their keystream from such shared
  * calls too, many messages per batch; longer texts go through the
- * one-message stitched path (chapoly_aead_xor_hash in 1 KiB steps).
+ * one-message stitched path (the table's aead_xor_hash in 1 KiB steps).
  *
  * A batch of one message runs the one-message core (chapoly_aead) itself, and
  * so does a message whose first text is CHAPOLY_BATCH_LONG bytes or more

@@ -5,11 +5,11 @@
  * The data path of a message:
  *  - The first text arrives with the key block: block 0 (its first 32 bytes
  *    are the Poly1305 key) and the first text (aead_first_text_len bytes)
- *    come from ONE kernel call (chapoly_chacha20_keyblock_xor), so a short
+ *    come from ONE kernel call (chacha20_keyblock_xor), so a short
  *    message costs one ChaCha20 batch. AAD that fits goes into the MAC from
  *    the spare half of block 0 (keystream nothing uses).
  *  - Whole kilobytes after that go to the stitched ChaCha20 + Poly1305
- *    kernel (chapoly_aead_xor_hash); sealing, the first text's last
+ *    kernel (aead_xor_hash); sealing, the first text's last
  *    kilobyte is hashed beside the first of them (prev_ciphertext).
  *  - Streaming, text that is not a whole kilobyte goes through a batch
  *    (aead_core.h): whole ChaCha20 batches of keystream made ahead in one
@@ -140,7 +140,7 @@ static void aead_pad16(chapoly_aead *a)
 
     if (st->buflen > 0) {
         memset(st->buf + st->buflen, 0, POLY1305_BLOCK_BYTES - st->buflen);
-        a->k->poly1305_blocks(st, st->buf, POLY1305_BLOCK_BYTES, 1);
+        a->k->poly1305_blocks(a->k, st, st->buf, POLY1305_BLOCK_BYTES, 1);
         st->buflen = 0;
     }
 }
@@ -159,7 +159,7 @@ static void aead_key_block(chapoly_aead *a, uint8_t key_block[64], const uint8_t
     if (aad_padded > 0 && aad_padded <= 32) {
         memcpy(key_block + 64 - aad_padded, aad, aadlen);
         memset(key_block + 64 - aad_padded + aadlen, 0, aad_padded - aadlen);
-        a->k->poly1305_blocks(&a->poly, key_block + 64 - aad_padded, aad_padded, 1);
+        a->k->poly1305_blocks(a->k, &a->poly, key_block + 64 - aad_padded, aad_padded, 1);
     } else if (aad_padded > 32) {
         chapoly_poly1305_update(a->k, &a->poly, aad, aadlen);
         aead_pad16(a);
@@ -177,7 +177,7 @@ static void aead_key_ahead(chapoly_aead *a)
     uint8_t buf[64 * (1 + AEAD_KEY_AHEAD)];
 
     memset(buf, 0, sizeof(buf));
-    a->k->chacha20_xor(buf, buf, sizeof(buf), a->stream.key, a->stream.ctr_nonce);
+    a->k->chacha20_xor(a->k, buf, buf, sizeof(buf), a->stream.key, a->stream.ctr_nonce);
     chapoly_poly1305_init(a->k, &a->poly, buf);
     memcpy(a->ks, buf + 64, 64 * AEAD_KEY_AHEAD);
     chapoly_wipe(buf, sizeof(buf));
@@ -195,24 +195,11 @@ static void aead_key_ahead(chapoly_aead *a)
 /*
  * Block 0 and the keystream of n bytes of text (n <= AEAD_FIRST_TEXT_MAX) in
  * one kernel call through a stack buffer s: block 0 lands in s[0..63], the
- * text XORed with its keystream at s + 64. Levels without chacha20_keyblock_xor
- * run chacha20_xor over [zero block || text || zeros].
+ * text XORed with its keystream at s + 64.
  */
 static void aead_first_batch(chapoly_aead *a, uint8_t s[2048], const uint8_t *in, size_t n)
 {
-    const chapoly_kernels *k = a->k;
-
-    if (k->chacha20_keyblock_xor != NULL) {
-        k->chacha20_keyblock_xor(s, s + 64, in, n, a->stream.key, a->stream.ctr_nonce);
-        return;
-    }
-    size_t total = 64 * (1 + (n + 63) / 64);
-
-    memset(s, 0, 64);
-    if (n > 0) /* in may be NULL for no text */
-        memcpy(s + 64, in, n);
-    memset(s + 64 + n, 0, total - 64 - n);
-    k->chacha20_xor(s, s, total, a->stream.key, a->stream.ctr_nonce);
+    a->k->chacha20_keyblock_xor(a->k, s, s + 64, in, n, a->stream.key, a->stream.ctr_nonce);
 }
 
 /*
@@ -225,7 +212,7 @@ static void aead_hash_text(chapoly_aead *a, const uint8_t *c, size_t n)
     size_t hashed = n & ~(size_t)63;
 
     if (hashed > 0)
-        a->k->poly1305_blocks(&a->poly, c, hashed, 1);
+        a->k->poly1305_blocks(a->k, &a->poly, c, hashed, 1);
     if (n > hashed)
         memcpy(a->ct, c + hashed, n - hashed);
     a->batch_start += hashed;
@@ -254,7 +241,7 @@ static void aead_first_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, si
     if (!(o < i + n && i < o + n)) { /* separate buffers (or no text) */
         _Alignas(64) uint8_t key_block[64];
 
-        chapoly_chacha20_keyblock_xor(k, key_block, out, in, n, a->stream.key,
+        k->chacha20_keyblock_xor(k, key_block, out, in, n, a->stream.key,
                                       a->stream.ctr_nonce);
         aead_key_block(a, key_block, aad, aadlen);
         chapoly_wipe(key_block, sizeof(key_block));
@@ -313,17 +300,17 @@ static void aead_first_text_range(chapoly_aead *a, uint8_t *dst, const uint8_t *
 
     if (!enc && n > hashed) /* before dst (== in when head is 0) changes */
         memcpy(a->ct, in + hashed, n - hashed);
-    if (head > 0 && k->aead_first_xor_hash != NULL) {
+    if (head > 0) {
         /* the key block's batch, the Poly1305 key, the AAD and the rest: one kernel call */
-        k->aead_first_xor_hash(dst, in, n, hashed, aad, aadlen, a->stream.key,
+        k->aead_first_xor_hash(k, dst, in, n, hashed, aad, aadlen, a->stream.key,
                                a->stream.ctr_nonce, &a->poly, enc);
     } else {
-        chapoly_chacha20_keyblock_xor(k, key_block, dst, in, head, a->stream.key,
+        k->chacha20_keyblock_xor(k, key_block, dst, in, head, a->stream.key,
                                       a->stream.ctr_nonce);
         aead_key_block(a, key_block, aad, aadlen);
         aead_wipe_small(key_block, sizeof(key_block));
         aead_ctr(a, head, ctr_nonce);
-        k->aead_xor_hash_range(dst + head, in + head, n - head, head, hashed - head,
+        k->aead_xor_hash_range(k, dst + head, in + head, n - head, head, hashed - head,
                                a->stream.key, ctr_nonce, &a->poly, enc);
     }
     if (enc && n > hashed)
@@ -409,13 +396,13 @@ static void aead_next_batch(chapoly_aead *a, size_t len, int exact)
     uint32_t ctr_nonce[4];
 
     if (full > 0) {
-        k->poly1305_blocks(&a->poly, a->ct, full, 1);
+        k->poly1305_blocks(k, &a->poly, a->ct, full, 1);
         if (tail > 0)
             memmove(a->ct, a->ct + full, tail);
         a->batch_start += full;
     }
     aead_ctr(a, a->batch_start, ctr_nonce);
-    k->chacha20_xor(a->ks, aead_zeros, bytes, a->stream.key, ctr_nonce);
+    k->chacha20_xor(k, a->ks, aead_zeros, bytes, a->stream.key, ctr_nonce);
     a->batch_used = tail;
     a->ks_len = bytes;
     if (a->ks_made < bytes)
@@ -439,29 +426,29 @@ static size_t aead_direct(chapoly_aead *a, uint8_t *out, const uint8_t *in, size
     if (whole > 0 && enc && prev_ciphertext == NULL && a->batch_used >= 1024) {
         /* the last kilobyte beside the first kilobyte's ChaCha20 */
         if (a->batch_used > 1024)
-            k->poly1305_blocks(&a->poly, a->ct, a->batch_used - 1024, 1);
+            k->poly1305_blocks(k, &a->poly, a->ct, a->batch_used - 1024, 1);
         prev_ciphertext = a->ct + a->batch_used - 1024;
     } else if (a->batch_used > 0) {
-        k->poly1305_blocks(&a->poly, a->ct, a->batch_used, 1);
+        k->poly1305_blocks(k, &a->poly, a->ct, a->batch_used, 1);
     }
     if (whole == 0 && prev_ciphertext != NULL)
-        k->poly1305_blocks(&a->poly, prev_ciphertext, 1024, 1);
+        k->poly1305_blocks(k, &a->poly, prev_ciphertext, 1024, 1);
     a->batch_start += a->batch_used;
     a->batch_used = a->ks_len = 0;
     aead_ctr(a, a->batch_start, ctr_nonce);
     if (whole > 0) {
         /* ChaCha20 and Poly1305 interleaved, kilobyte by kilobyte */
-        chapoly_aead_xor_hash(k, out, in, whole, a->stream.key, ctr_nonce, &a->poly,
+        k->aead_xor_hash(k, out, in, whole, a->stream.key, ctr_nonce, &a->poly,
                               prev_ciphertext, enc);
         a->batch_start += whole;
         return whole;
     }
     if (enc) {
-        k->chacha20_xor(out, in, len, a->stream.key, ctr_nonce);
+        k->chacha20_xor(k, out, in, len, a->stream.key, ctr_nonce);
         aead_hash_text(a, out, len);
     } else {
         aead_hash_text(a, in, len); /* before out (== in) changes */
-        k->chacha20_xor(out, in, len, a->stream.key, ctr_nonce);
+        k->chacha20_xor(k, out, in, len, a->stream.key, ctr_nonce);
     }
     return len;
 }
@@ -481,12 +468,12 @@ static size_t aead_direct_range(chapoly_aead *a, uint8_t *out, const uint8_t *in
     uint32_t ctr_nonce[4];
 
     if (a->batch_used > 0)
-        k->poly1305_blocks(&a->poly, a->ct, a->batch_used, 1);
+        k->poly1305_blocks(k, &a->poly, a->ct, a->batch_used, 1);
     a->batch_start += a->batch_used;
     aead_ctr(a, a->batch_start, ctr_nonce);
     if (!enc && len > hashed) /* before out (== in) changes */
         memcpy(a->ct, in + hashed, len - hashed);
-    k->aead_xor_hash_range(out, in, len, 0, hashed, a->stream.key, ctr_nonce, &a->poly, enc);
+    k->aead_xor_hash_range(k, out, in, len, 0, hashed, a->stream.key, ctr_nonce, &a->poly, enc);
     if (enc && len > hashed)
         memcpy(a->ct, out + hashed, len - hashed);
     a->batch_start += hashed;
@@ -514,7 +501,7 @@ static size_t aead_seal_staged(chapoly_aead *a, uint8_t *out, const uint8_t *in,
 
     aead_ctr(a, a->batch_start + pre, ctr_nonce);
     memcpy(c, in, len);
-    k->aead_xor_hash_range(c, c, len, pre, len - AEAD_BATCH_UNIT, a->stream.key, ctr_nonce,
+    k->aead_xor_hash_range(k, c, c, len, pre, len - AEAD_BATCH_UNIT, a->stream.key, ctr_nonce,
                            &a->poly, 1);
     memcpy(out, c, len);
     memmove(a->ct, c + len - AEAD_BATCH_UNIT, AEAD_BATCH_UNIT);
@@ -544,11 +531,11 @@ static void aead_more_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, siz
             aead_xor_collect(out, in, a->ks + a->batch_used, a->ct + a->batch_used, n, enc);
             a->batch_used += (unsigned)n;
         } else if ((a->batch_used & 63) == 0 && enc && prev_ciphertext == NULL &&
-                   a->k->aead_xor_hash_range != NULL && len >= 1024 && len % 64 == 0 &&
+                   a->k->shapes.range_head != 0 && len >= 1024 && len % 64 == 0 &&
                    a->batch_used + len <= AEAD_BATCH_MAX) {
             n = aead_seal_staged(a, out, in, len);
         } else if ((a->batch_used & 63) == 0 && exact && prev_ciphertext == NULL &&
-                   a->k->aead_xor_hash_range != NULL && len < 1024) {
+                   a->k->shapes.range_head != 0 && len < 1024) {
             n = aead_direct_range(a, out, in, len, enc);
         } else if ((a->batch_used & 63) == 0 && (len >= 1024 || !ahead)) {
             n = aead_direct(a, out, in, len, enc, prev_ciphertext);
@@ -573,7 +560,7 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
     /* sealing: the kilobyte of ciphertext before out, not hashed yet */
     const uint8_t *prev_ciphertext = NULL;
 
-    if (a->phase == PHASE_KEY && a->k->aead_xor_hash_range != NULL && len > AEAD_RANGE_HEAD) {
+    if (a->phase == PHASE_KEY && a->k->shapes.range_head != 0 && len > AEAD_RANGE_HEAD) {
         uintptr_t o = (uintptr_t)out, i = (uintptr_t)in;
 
         if (enc || !(o < i + len && i < o + len) || aead_range_head(len, enc) == 0) {
@@ -633,8 +620,8 @@ static void aead_lengths_tag(chapoly_aead *a, uint8_t tag[16])
     memset(a->ct + n, 0, padded - n);
     store64_le(a->ct + padded, a->aad_len);
     store64_le(a->ct + padded + 8, a->text_len);
-    a->k->poly1305_blocks(st, a->ct, padded + POLY1305_BLOCK_BYTES, 1);
-    a->k->poly1305_final(st, tag);
+    a->k->poly1305_blocks(a->k, st, a->ct, padded + POLY1305_BLOCK_BYTES, 1);
+    a->k->poly1305_final(a->k, st, tag);
     a->batch_used = a->ks_len = 0;
     a->phase = PHASE_DONE;
 }
@@ -698,7 +685,7 @@ void chapoly_aead_start_xchacha(chapoly_aead *a, const chapoly_kernels *k,
 {
     uint8_t subkey[32], n12[12] = { 0 };
 
-    k->hchacha20(subkey, key, nonce);
+    k->hchacha20(k, subkey, key, nonce);
     memcpy(n12 + 4, nonce + 16, 8);
     chapoly_aead_start(a, k, subkey, n12);
     chapoly_wipe(subkey, sizeof(subkey));
@@ -793,7 +780,7 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
     aead_begin(&a, k, key, nonce);
     a.aad_len = aadlen;
     a.text_len = len;
-    if (len > AEAD_RANGE_HEAD && len <= 2048 && k->aead_xor_hash_range != NULL) {
+    if (len > AEAD_RANGE_HEAD && len <= 2048 && k->shapes.range_head != 0) {
         _Alignas(64) uint8_t s[2048];
 
         /* the plaintext to s, the ciphertext hashed as it is read */
@@ -826,7 +813,7 @@ int chapoly_aead_open(const chapoly_kernels *k, uint8_t *out,
         if (ok) {
             chacha20_xor_bytes(out, in, a.ks, ahead); /* len > ahead */
             aead_ctr(&a, ahead, ctr_nonce);
-            k->chacha20_xor(out + ahead, in + ahead, len - ahead, a.stream.key, ctr_nonce);
+            k->chacha20_xor(k, out + ahead, in + ahead, len - ahead, a.stream.key, ctr_nonce);
         }
         aead_drop_keystream(&a);
     }

@@ -101,7 +101,7 @@ static inline void chacha20_stream_xor(const chapoly_kernels *k, chacha20_stream
 {
     if (s->partial_used != 0) {
         memset(s->keystream, 0, 64);
-        k->chacha20_xor(s->keystream, s->keystream, 64, s->key, s->partial_ctr_nonce);
+        k->chacha20_xor(k, s->keystream, s->keystream, 64, s->key, s->partial_ctr_nonce);
         s->keystream_pos = s->partial_used;
         s->keystream_len = 64;
         s->partial_used = 0;
@@ -125,12 +125,12 @@ static inline void chacha20_stream_xor(const chapoly_kernels *k, chacha20_stream
             if (len & 63)
                 chacha20_stream_set_partial(s, s->ctr_nonce[0] + (uint32_t)(need - 1),
                                             (unsigned)(len & 63));
-            k->chacha20_xor(out, in, len, s->key, s->ctr_nonce);
+            k->chacha20_xor(k, out, in, len, s->key, s->ctr_nonce);
             chacha20_stream_advance(s, need);
             return;
         }
         /* Split at the 32-bit counter wrap, where the kernel would not carry. */
-        k->chacha20_xor(out, in, (size_t)to_wrap * 64, s->key, s->ctr_nonce);
+        k->chacha20_xor(k, out, in, (size_t)to_wrap * 64, s->key, s->ctr_nonce);
         chacha20_stream_advance(s, to_wrap);
         in += to_wrap * 64;
         out += to_wrap * 64;

@@ -9,7 +9,7 @@
 void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,
                            const uint8_t key[32])
 {
-    k->poly1305_init(st, key);
+    k->poly1305_init(k, st, key);
     st->buflen = 0;
 }
 
@@ -27,12 +27,12 @@ void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
         len -= take;
         if (st->buflen < POLY1305_BLOCK_BYTES)
             return;
-        k->poly1305_blocks(st, st->buf, POLY1305_BLOCK_BYTES, 1);
+        k->poly1305_blocks(k, st, st->buf, POLY1305_BLOCK_BYTES, 1);
         st->buflen = 0;
     }
     size_t whole = len & ~(size_t)(POLY1305_BLOCK_BYTES - 1);
     if (whole > 0)
-        k->poly1305_blocks(st, in, whole, 1); /* the longest run, one call */
+        k->poly1305_blocks(k, st, in, whole, 1); /* the longest run, one call */
     if (len > whole) {
         memcpy(st->buf, in + whole, len - whole);
         st->buflen = len - whole;
@@ -46,9 +46,9 @@ void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
         st->buf[st->buflen] = 1;
         memset(st->buf + st->buflen + 1, 0,
                POLY1305_BLOCK_BYTES - st->buflen - 1);
-        k->poly1305_blocks(st, st->buf, POLY1305_BLOCK_BYTES, 0);
+        k->poly1305_blocks(k, st, st->buf, POLY1305_BLOCK_BYTES, 0);
     }
-    k->poly1305_final(st, tag);
+    k->poly1305_final(k, st, tag);
     chapoly_wipe(st->buf, sizeof(st->buf));
     st->buflen = 0;
 }

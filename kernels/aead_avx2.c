@@ -242,7 +242,7 @@ stitched(uint8_t *out, const uint8_t *in, size_t nb, const uint32_t key[8],
 /* Overwrite the stack just below the caller's frame (stitched's frame). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 
-void aead_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len,
+void aead_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                         const uint32_t key[8], const uint32_t ctr_nonce[4],
                         poly1305_state *st, const uint8_t *prev_ciphertext, int enc)
 {
@@ -252,14 +252,14 @@ void aead_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len,
         prev_ciphertext = NULL; /* not defined for open */
     if (nb == 0) {
         if (prev_ciphertext != NULL)
-            poly1305_blocks_avx2(st, prev_ciphertext, 1024, 1);
+            poly1305_blocks_avx2(kt, st, prev_ciphertext, 1024, 1);
         return;
     }
     poly1305_scalar_avx2(st->priv);
     tail = stitched(out, in, nb, key, ctr_nonce, st->priv, prev_ciphertext, enc);
     scrub_stack_2k();
     if (tail > 0)
-        poly1305_blocks_avx2(st, out + len - tail, tail, 1);
+        poly1305_blocks_avx2(kt, st, out + len - tail, tail, 1);
 }
 
 /*
@@ -340,7 +340,7 @@ stitched_range(uint8_t *out, const uint8_t *in, size_t len, size_t pre, size_t h
     return 16 * done;
 }
 
-void aead_xor_hash_range_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t pre,
+void aead_xor_hash_range_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len, size_t pre,
                               size_t hash_len, const uint32_t key[8],
                               const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
 {
@@ -353,7 +353,7 @@ void aead_xor_hash_range_avx2(uint8_t *out, const uint8_t *in, size_t len, size_
         scrub_stack_2k();
     }
     if (pre + hash_len - done > 16 * 32) {
-        poly1305_blocks_avx2(st, base + done, pre + hash_len - done, 1);
+        poly1305_blocks_avx2(kt, st, base + done, pre + hash_len - done, 1);
     } else if (pre + hash_len > done) {
         /*
          * What the last batch wrote (sealing): at most a batch's 32 blocks,
@@ -420,7 +420,7 @@ static __attribute__((noinline)) void head_batch(uint8_t kb[64], uint8_t *out, c
                      : "cc", "memory", CC_CLOBBERS);
 }
 
-void aead_first_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
+void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
                               const uint8_t *aad, size_t aadlen, const uint32_t key[8],
                               const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
 {
@@ -429,13 +429,13 @@ void aead_first_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len, size_
     size_t whole = aadlen & ~(size_t)15, done;
 
     head_batch(kb, out, in, key, ctr_nonce);
-    poly1305_init_avx2(st, kb);
+    poly1305_init_avx2(kt, st, kb);
     if (whole > 0)
-        poly1305_blocks_avx2(st, aad, whole, 1);
+        poly1305_blocks_avx2(kt, st, aad, whole, 1);
     if (aadlen > whole) { /* the AAD's last partial block, zero-padded, in kb's spare half */
         memset(kb + 32, 0, 16);
         memcpy(kb + 32, aad + whole, aadlen - whole);
-        poly1305_blocks_avx2(st, kb + 32, 16, 1);
+        poly1305_blocks_avx2(kt, st, kb + 32, 16, 1);
     }
     chapoly_wipe(kb, sizeof(kb));
     poly1305_scalar_avx2(st->priv);
@@ -447,7 +447,7 @@ void aead_first_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len, size_
         size_t nb = (hash_len - done) / 16;
 
         if (nb > 32) {
-            poly1305_blocks_avx2(st, base + done, hash_len - done, 1);
+            poly1305_blocks_avx2(kt, st, base + done, hash_len - done, 1);
         } else {
             sc_blocks_mem(st->priv + W_H, st->priv + W_KEY, base + done, nb, 1);
             put64(st->priv + W_SCALAR, st->priv[W_SCALAR] + nb);

@@ -1,30 +1,22 @@
 /*
- * ChaCha20 + IFMA Poly1305 over whole kilobytes: the "avx512" table's
- * aead_xor_hash entry. That table requires IFMA (dispatch.c) and is the
- * only user of this file; the tables without IFMA have no such kernel
- * (NULL: optional_kernels.c composes chacha20_xor and poly1305_blocks).
+ * The stitched ChaCha20 + IFMA Poly1305 over whole kilobytes: the "avx512"
+ * table's aead_xor_hash entry when its path "aead" is "stitched" (a CPU
+ * profile or a forced path: cpu_profiles.c). That table requires IFMA
+ * (dispatch.c) and is the only user of this file. The split form, the
+ * level's default ("aead=split"), is the generic one (generic.c): chunk by
+ * chunk (shapes.aead_chunk, 16 KiB, which stay in L1) ChaCha20 with two
+ * 16-lane batches in flight and then the 16-lane IFMA hash of the chunk.
+ * Where a dependent vpaddd/vpxord/vprold costs 1 cycle (Zen 4) the vector
+ * ports are saturated by the ChaCha20 rounds alone and the split form
+ * measured 13-15 % faster than this one at 2-64 KiB (bench_kernels -o
+ * xor-hash); two IFMA steps beside each of double rounds 1..8 of a
+ * two-batch loop measured 5-6 % slower than split there (gcc parks ~15 of
+ * the 32 ChaCha20 words around every step).
  *
- * Two forms, chosen by length at build time (AEAD_SPLIT_MIN):
- *
- * Split (the default from 1 KiB on, i.e. always): chunk by chunk
- * (AEAD_SPLIT_CHUNK bytes, which stay in L1), ChaCha20 with two 16-lane
- * batches in flight (chacha20_xor_avx512) and the 16-lane IFMA hash of the
- * same chunk (poly1305_blocks_avx512ifma), the hash before the ChaCha20
- * when opening. On the Zen 4 class machine this was measured on, the
- * vector ports are saturated by the ChaCha20 rounds alone (a dependent
- * vpaddd/vpxord/vprold costs 1 cycle there): interleaving the hash into
- * the rounds fills no idle port, and the split form with two batches in
- * flight measured 13-15 % faster than the stitched one at 2-64 KiB
- * (bench_kernels -o xor-hash). Two IFMA steps beside each of double rounds
- * 1..8 of a two-batch loop (tried: gcc then parks ~15 of the 32 ChaCha20
- * words around every step) measured 5-6 % slower than the split form at
- * 4-64 KiB.
- *
- * Stitched (-DAEAD_SPLIT_MIN=SIZE_MAX; for cores where a 16-lane batch is
- * latency-bound, e.g. the 2-cycle vector latency of Zen 5, not measurable
- * here): a 16-lane ChaCha20 batch (1024 bytes) is a chain of 80 dependent
- * quarter rounds per lane group and leaves vector ports idle. The IFMA
- * Poly1305 steps of the neighbouring kilobyte (8 steps of 8 lanes,
+ * Stitched: a 16-lane ChaCha20 batch (1024 bytes) is a chain of 80
+ * dependent quarter rounds per lane group and leaves vector ports idle
+ * where the vector latency is 2 cycles (Zen 5). The IFMA Poly1305 steps
+ * of the neighbouring kilobyte (8 steps of 8 lanes,
  * two accumulators stepping by r^16, exactly run16 of poly1305_avx512.c)
  * are placed between its double rounds, one step after each of double
  * rounds 2..9, so both run in the same cycles, while the hashed kilobyte is
@@ -172,49 +164,7 @@ stitched_kilobytes(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key
 /* Overwrite the stack just below the caller's frame (stitched_kilobytes' frame). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 
-/* Lengths from which the split form runs (see the top of the file). */
-#ifndef AEAD_SPLIT_MIN
-#define AEAD_SPLIT_MIN 1024
-#endif
-/*
- * A chunk stays in L1 (or near) between its ChaCha20 and its hash: 16 KiB
- * measured ~2 % faster than 8 KiB and 4 % faster than 4 KiB at 16-64 KiB.
- */
-#ifndef AEAD_SPLIT_CHUNK
-#define AEAD_SPLIT_CHUNK 16384
-#endif
-
-/*
- * The split form: ChaCha20 (two batches in flight from 2 KiB) and the hash
- * of the same chunk, still in L1, chunk by chunk; sealing, prev_ciphertext
- * first. Each callee leaves a clean vector state and scrubs its own stack.
- */
-static void split_xor_hash(uint8_t *out, const uint8_t *in, size_t len,
-                           const uint32_t key[8], const uint32_t ctr_nonce[4],
-                           poly1305_state *st, const uint8_t *prev_ciphertext, int enc)
-{
-    uint32_t cn[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
-
-    if (prev_ciphertext != NULL)
-        poly1305_blocks_avx512ifma(st, prev_ciphertext, 1024, 1);
-    while (len > 0) {
-        size_t n = len < AEAD_SPLIT_CHUNK ? len : AEAD_SPLIT_CHUNK;
-
-        if (enc) {
-            chacha20_xor_avx512(out, in, n, key, cn);
-            poly1305_blocks_avx512ifma(st, out, n, 1);
-        } else {
-            poly1305_blocks_avx512ifma(st, in, n, 1);
-            chacha20_xor_avx512(out, in, n, key, cn);
-        }
-        cn[0] += (uint32_t)(n / 64);
-        out += n;
-        in += n;
-        len -= n;
-    }
-}
-
-void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
+void aead_xor_hash_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
                           poly1305_state *st, const uint8_t *prev_ciphertext,
                           int enc)
@@ -223,25 +173,18 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
 
     if (!enc)
         prev_ciphertext = NULL; /* not defined for open */
-    if (len >= AEAD_SPLIT_MIN) {
-        split_xor_hash(out, in, len, key, ctr_nonce, st, prev_ciphertext, enc);
-        return;
-    }
-
-    if (!enc)
-        prev_ciphertext = NULL; /* not defined for open */
     if (n == 0) {
         if (prev_ciphertext != NULL)
-            poly1305_blocks_avx512ifma(st, prev_ciphertext, 1024, 1);
+            poly1305_blocks_avx512ifma(kt, st, prev_ciphertext, 1024, 1);
         return;
     }
     if (n == 1 && prev_ciphertext == NULL) { /* nothing to overlap */
         if (enc) {
-            chacha20_xor_avx512(out, in, 1024, key, ctr_nonce);
-            poly1305_blocks_avx512ifma(st, out, 1024, 1);
+            chacha20_xor_avx512(kt, out, in, 1024, key, ctr_nonce);
+            poly1305_blocks_avx512ifma(kt, st, out, 1024, 1);
         } else {
-            poly1305_blocks_avx512ifma(st, in, 1024, 1);
-            chacha20_xor_avx512(out, in, 1024, key, ctr_nonce);
+            poly1305_blocks_avx512ifma(kt, st, in, 1024, 1);
+            chacha20_xor_avx512(kt, out, in, 1024, key, ctr_nonce);
         }
         return;
     }
@@ -251,9 +194,9 @@ void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
      */
     if (enc) {
         stitched_kilobytes(out, in, n, key, ctr_nonce, st->priv, prev_ciphertext, 1);
-        poly1305_blocks_avx512ifma(st, out + 1024 * (n - 1), 1024, 1);
+        poly1305_blocks_avx512ifma(kt, st, out + 1024 * (n - 1), 1024, 1);
     } else {
-        poly1305_blocks_avx512ifma(st, in, 1024, 1);
+        poly1305_blocks_avx512ifma(kt, st, in, 1024, 1);
         stitched_kilobytes(out, in, n, key, ctr_nonce, st->priv, NULL, 0);
     }
     scrub_stack_2k();

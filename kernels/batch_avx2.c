@@ -86,8 +86,9 @@ static __attribute__((noinline)) void multi_rows(uint8_t *out, const uint32_t *s
 /* About 0x100 bytes of frame with gcc 12; a wide margin. */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
 
-void chacha20_multi_blocks_avx2(uint8_t *out, const uint32_t *states, size_t n)
+void chacha20_multi_blocks_avx2(const chapoly_kernels *kt, uint8_t *out, const uint32_t *states, size_t n)
 {
+    (void)kt;
     if (n == 0)
         return;
     multi_rows(out, states, n);
@@ -98,8 +99,8 @@ void chacha20_multi_blocks_avx2(uint8_t *out, const uint32_t *states, size_t n)
 
 #include "batch_poly.h"
 
-void poly1305_multi_blocks_avx2(poly1305_state *const st[], const uint8_t *const in[],
+void poly1305_multi_blocks_avx2(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
                                 const size_t len[], size_t n)
 {
-    multi_poly(st, in, len, n, poly1305_blocks_avx2);
+    multi_poly(kt, st, in, len, n, poly1305_blocks_avx2);
 }

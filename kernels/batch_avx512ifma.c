@@ -108,7 +108,7 @@ static void run_group(uint64_t *const p[8], const uint8_t *const in[8], const si
     }
 }
 
-void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t *const in[],
+void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
                                       const size_t len[], size_t n)
 {
     static const _Alignas(64) uint64_t idle[W_LANES]; /* absent lanes: zero hash, zero key */
@@ -124,7 +124,7 @@ void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t 
         if (blocks == 0)
             continue;
         if (w[W_STATE] != 0 || blocks > LANES_MAX) {
-            poly1305_blocks_avx512ifma(st[i], in[i], len[i], 1);
+            poly1305_blocks_avx512ifma(kt, st[i], in[i], len[i], 1);
             continue;
         }
         p[g] = w;

@@ -20,7 +20,7 @@
  */
 #define MULTI_SCALAR_MAX 17
 
-typedef void blocks_fn(poly1305_state *st, const uint8_t *in, size_t len, unsigned padbit);
+typedef void blocks_fn(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in, size_t len, unsigned padbit);
 
 /*
  * One call for all messages: a short message whose state is still scalar
@@ -31,7 +31,7 @@ typedef void blocks_fn(poly1305_state *st, const uint8_t *in, size_t len, unsign
  * together in C with the sc_mul_r intrinsics were slower here: GCC 12
  * spills the carries of both through the stack.)
  */
-CHAPOLY_INLINE void multi_poly(poly1305_state *const st[], const uint8_t *const in[],
+CHAPOLY_INLINE void multi_poly(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
                                const size_t len[], size_t n, blocks_fn *blocks)
 {
     for (size_t i = 0; i < n; i++) {
@@ -41,7 +41,7 @@ CHAPOLY_INLINE void multi_poly(poly1305_state *const st[], const uint8_t *const 
         if (nb == 0)
             continue;
         if (p[W_STATE] != 0 || nb > MULTI_SCALAR_MAX) {
-            blocks(st[i], in[i], len[i], 1);
+            blocks(kt, st[i], in[i], len[i], 1);
             continue;
         }
         sc_blocks_mem(p + W_H, p + W_KEY, in[i], nb, 1);

@@ -316,12 +316,14 @@ keyblock_columns(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 CHAPOLY_DEFINE_SCRUB(scrub_stack_512, 512)
 
-void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     if (len > 256) {
         if (xor_columns(out, in, len, key, ctr_nonce)) /* public: len % 512 != 0 */
             scrub_stack_2k();
+    } else if (len <= 64 && !kt->shapes.one_block_rows) { /* "chacha-one=scalar" */
+        chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
     } else {
         rows(out, in, len, key, ctr_nonce);
         scrub_stack_512();
@@ -335,7 +337,7 @@ void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
  * copy of the text); below, one chacha20_xor over a stack buffer of at most
  * 256 bytes, wiped afterwards.
  */
-void chacha20_keyblock_xor_avx2(uint8_t key_block[64], uint8_t *out, const uint8_t *in,
+void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64], uint8_t *out, const uint8_t *in,
                                 size_t len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4])
 {
@@ -349,7 +351,7 @@ void chacha20_keyblock_xor_avx2(uint8_t key_block[64], uint8_t *out, const uint8
     memset(buf, 0, 64 + len);
     if (len > 0)
         memcpy(buf + 64, in, len);
-    chacha20_xor_avx2(buf, buf, 64 + len, key, ctr_nonce);
+    chacha20_xor_avx2(kt, buf, buf, 64 + len, key, ctr_nonce);
     memcpy(key_block, buf, 64);
     if (len > 0)
         memcpy(out, buf + 64, len);

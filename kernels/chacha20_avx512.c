@@ -348,15 +348,6 @@ rows8_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
 }
 
 /*
- * Whole kilobytes from which two batches run in flight (cols32_full_zmm);
- * below it one at a time. A build may set it (e.g. -DCHAPOLY_ZMM_PAIRS_MIN=
- * SIZE_MAX for one batch only) to compare the two.
- */
-#ifndef CHAPOLY_ZMM_PAIRS_MIN
-#define CHAPOLY_ZMM_PAIRS_MIN 2048
-#endif
-
-/*
  * cols32_full_zmm's frame (a few round-state words gcc 12 parks while the
  * second batch waits, ~600 bytes with the red zone) lies just below
  * chacha20_xor_zmm's frame, which is small: overwritten right after it.
@@ -380,16 +371,19 @@ static void cols8_ymm_tail(uint8_t *out, const uint8_t *in, size_t len,
  * 512 bytes for a last partial block costs (seal of 2049 bytes).
  * key_block != NULL: block 0 is a key block (see xor_block0_zmm); len > 64.
  */
-static void chacha20_xor_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
-                             const uint32_t key[8], const uint32_t ctr_nonce[4])
+static void chacha20_xor_zmm(const chapoly_kernels *kt, uint8_t *key_block, uint8_t *out,
+                             const uint8_t *in, size_t len, const uint32_t key[8],
+                             const uint32_t ctr_nonce[4])
 {
+    /* whole kilobytes from which two batches run in flight ("chacha-pairs", 0: never) */
+    size_t pairs_min = kt->shapes.chacha_pairs_min;
     uint32_t next_ctr_nonce[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
     size_t whole = len & ~(size_t)1023;
 
     /* Keep the last whole batch for the fused shape if 1..8 blocks follow. */
     if (whole > 0 && len - whole > 0 && len - whole <= 512)
         whole -= 1024;
-    if (whole >= CHAPOLY_ZMM_PAIRS_MIN) {
+    if (pairs_min != 0 && whole >= pairs_min && whole >= 2048) {
         size_t pairs = whole & ~(size_t)2047;
 
         cols32_full_zmm(key_block, out, in, pairs, key, next_ctr_nonce);
@@ -426,14 +420,14 @@ static void chacha20_xor_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in
     zero_zmm16_31();
 }
 
-void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     if (len <= 64) { /* one block: see the header comment */
-        chacha20_xor_portable(out, in, len, key, ctr_nonce);
+        chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
         return;
     }
-    chacha20_xor_zmm(NULL, out, in, len, key, ctr_nonce);
+    chacha20_xor_zmm(kt, NULL, out, in, len, key, ctr_nonce);
 }
 
 /*
@@ -442,10 +436,11 @@ void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
  * block i at out + 64 i, so they get the text pointers moved back by a
  * block (as integers: nothing is accessed there, block 0 goes to key_block).
  */
-void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out, const uint8_t *in,
+void chacha20_keyblock_xor_avx512(const chapoly_kernels *kt, uint8_t key_block[64], uint8_t *out, const uint8_t *in,
                                   size_t len, const uint32_t key[8],
                                   const uint32_t ctr_nonce[4])
 {
+    (void)kt;
     if (len == 0) {
         uint32_t w[16];
 
@@ -455,7 +450,7 @@ void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out, const uin
         chapoly_wipe(w, sizeof(w));
         return;
     }
-    chacha20_xor_zmm(key_block, (uint8_t *)((uintptr_t)out - 64),
+    chacha20_xor_zmm(kt, key_block, (uint8_t *)((uintptr_t)out - 64),
                      (const uint8_t *)((uintptr_t)in - 64), len + 64, key, ctr_nonce);
 }
 
@@ -574,11 +569,11 @@ static void rows_ymm(uint8_t *out, const uint8_t *in, size_t len,
     ROWS_STORE_YMM(xor_block_ymm_part, p, q, r, s, 2, out, in, len);
 }
 
-void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_avx512vl(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     if (len <= 64) { /* one block: see the header comment */
-        chacha20_xor_portable(out, in, len, key, ctr_nonce);
+        chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
         return;
     }
     uint32_t next_ctr_nonce[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };

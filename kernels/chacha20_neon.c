@@ -393,9 +393,10 @@ static CHAPOLY_NOINLINE size_t wide_xor(uint8_t *out, const uint8_t *in, size_t 
 #endif
 CHAPOLY_DEFINE_SCRUB(scrub_stack, SCRUB_BYTES)
 
-void chacha20_xor_neon(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+void chacha20_xor_neon(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
                        const uint32_t ctr_nonce[4])
 {
+    (void)kt;
     uint32_t ctr = ctr_nonce[0];
 
     if (len == 0)
@@ -431,11 +432,11 @@ void chacha20_xor_neon(uint8_t *out, const uint8_t *in, size_t len, const uint32
     scrub_stack();
 }
 
-void chacha20_keyblock_xor_neon(uint8_t key_block[64], uint8_t *out, const uint8_t *in,
+void chacha20_keyblock_xor_neon(const chapoly_kernels *kt, uint8_t key_block[64], uint8_t *out, const uint8_t *in,
                                 size_t len, const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     uint32_t next[4] = { ctr_nonce[0] + 1, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
 
     row_block(key_block, key, ctr_nonce);
-    chacha20_xor_neon(out, in, len, key, next);
+    chacha20_xor_neon(kt, out, in, len, key, next);
 }

@@ -123,9 +123,10 @@ static CHAPOLY_NOINLINE void xor_impl(uint8_t *out, const uint8_t *in, size_t le
     chapoly_wipe(keystream, sizeof(keystream));
 }
 
-void chacha20_xor_portable(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_portable(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
+    (void)kt;
     if (len == 0)
         return;
     xor_impl(out, in, len, key, ctr_nonce);
@@ -150,9 +151,10 @@ static CHAPOLY_NOINLINE void hchacha20_impl(uint8_t subkey[32], const uint8_t ke
     chapoly_wipe(k, sizeof(k));
 }
 
-void hchacha20_portable(uint8_t subkey[32], const uint8_t key[32],
+void hchacha20_portable(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
                         const uint8_t nonce[16])
 {
+    (void)kt;
     hchacha20_impl(subkey, key, nonce);
     scrub_stack();
 }

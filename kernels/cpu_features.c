@@ -1,7 +1,8 @@
 /*
  * CPU feature probe: on x86, cpuid for what the core implements, xgetbv for
  * what the OS saves on context switch; on AArch64 Linux, getauxval(AT_HWCAP).
- * Pure function of the machine; dispatch.c calls it once.
+ * chapoly_cpu_identify: vendor, family and model, for the CPU profiles.
+ * Pure functions of the machine; dispatch.c calls them once.
  */
 #include "kernels_impl.h"
 
@@ -14,6 +15,29 @@ static uint64_t read_xcr0(void)
 
     __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
     return ((uint64_t)hi << 32) | lo;
+}
+
+void chapoly_cpu_identify(chapoly_cpu_id *id)
+{
+    unsigned a, b, c, d;
+
+    memset(id, 0, sizeof(*id));
+    if (__get_cpuid_max(0, NULL) < 1)
+        return;
+    __cpuid(0, a, b, c, d);
+    if (b == 0x756e6547 && d == 0x49656e69 && c == 0x6c65746e) /* GenuineIntel */
+        id->vendor = CHAPOLY_VENDOR_INTEL;
+    else if (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) /* AuthenticAMD */
+        id->vendor = CHAPOLY_VENDOR_AMD;
+    else if (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975) /* HygonGenuine */
+        id->vendor = CHAPOLY_VENDOR_HYGON;
+    __cpuid(1, a, b, c, d);
+    id->family = (a >> 8) & 0xf;
+    id->model = (a >> 4) & 0xf;
+    if (id->family == 15)
+        id->family += (a >> 20) & 0xff;
+    if (id->family == 6 || id->family >= 15)
+        id->model |= ((a >> 16) & 0xf) << 4;
 }
 
 unsigned chapoly_cpu_features(void)
@@ -57,6 +81,11 @@ unsigned chapoly_cpu_features(void)
 #include <sys/auxv.h>
 #include <asm/hwcap.h>
 
+void chapoly_cpu_identify(chapoly_cpu_id *id)
+{
+    memset(id, 0, sizeof(*id)); /* no profile rows for AArch64 yet */
+}
+
 /* AArch64 Linux: the kernel's hardware capabilities (HWCAP_ASIMD). */
 unsigned chapoly_cpu_features(void)
 {
@@ -64,6 +93,11 @@ unsigned chapoly_cpu_features(void)
 }
 
 #else
+
+void chapoly_cpu_identify(chapoly_cpu_id *id)
+{
+    memset(id, 0, sizeof(*id));
+}
 
 unsigned chapoly_cpu_features(void)
 {

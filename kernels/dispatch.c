@@ -1,7 +1,7 @@
 /*
  * The one dispatch point: the only code that looks at the CPU (through
  * cpu_features.c, probed once per process). No kernel checks the CPU
- * itself: each table below is one combination of kernels, and it is handed
+ * itself: each level below is one combination of kernels, and it is handed
  * out only on a CPU that has every ISA flag the objects of its functions
  * are compiled with (kernels/CMakeLists.txt), since the compiler may use
  * any of them anywhere in those objects:
@@ -14,12 +14,19 @@
  *   neon           AArch64 Advanced SIMD (HWCAP_ASIMD)
  * test_cpu_masks compares each mask with the flags of the objects the
  * table's functions are defined in; kernels_cpu_probe checks that no other
- * kernel object probes the CPU. Tables are const and never written, so any
- * thread may read them at any time.
+ * kernel object probes the CPU.
+ *
+ * A level's table is a template: chapoly_kernels_build copies it, applies
+ * the CPU profile (cpu_profiles.c) and then the paths forced by name, and
+ * puts the generic split entries in place where the stitched ones are not
+ * wanted. The built tables of chapoly_kernels_by_name are made once per
+ * process and never written after, so any thread may read them any time.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* secure_getenv */
 #endif
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include "kernels_impl.h"
 
@@ -40,10 +47,88 @@ static unsigned features_once(void)
 }
 #endif
 
-const chapoly_kernels *chapoly_kernels_portable(void)
+/* The levels and their masks (CHAPOLY_CPU_* bits; see the top of this file). */
+#define NEED_AVX2 (CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2)
+#define NEED_AVX512 (NEED_AVX2 | CHAPOLY_CPU_AVX512F | CHAPOLY_CPU_AVX512VL | \
+                     CHAPOLY_CPU_AVX512BW | CHAPOLY_CPU_AVX512DQ)
+
+/* ---- shapes by name ---- */
+
+enum { SHAPE_CHOICE, SHAPE_SIZE };
+static const struct shape {
+    const char *name;
+    size_t offset;
+    int kind;
+    const char *values[2]; /* SHAPE_CHOICE: the names of 0 and 1 */
+    size_t size;           /* field size in bytes */
+} shapes[] = {
+#define CHOICE(n, f, v0, v1) \
+    { n, offsetof(chapoly_shapes, f), SHAPE_CHOICE, { v0, v1 }, sizeof(((chapoly_shapes *)0)->f) }
+#define SIZE(n, f) \
+    { n, offsetof(chapoly_shapes, f), SHAPE_SIZE, { NULL, NULL }, sizeof(((chapoly_shapes *)0)->f) }
+    CHOICE("chacha-one", one_block_rows, "scalar", "rows"),
+    CHOICE("aead", aead_stitched, "split", "stitched"),
+    SIZE("chacha-pairs", chacha_pairs_min),
+    SIZE("chacha-wide", chacha_wide_min),
+    SIZE("aead-chunk", aead_chunk),
+    SIZE("poly-vector", poly_vector_min),
+    SIZE("poly-vector2", poly_vector2_min),
+    SIZE("poly-stream", poly_stream_min),
+    SIZE("poly-warm", poly_warm_min),
+    SIZE("multi-lanes", multi_lanes_min),
+#undef CHOICE
+#undef SIZE
+};
+#define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
+#define S(name) (1u << shape_index(name))
+
+static unsigned shape_get(const chapoly_shapes *s, const struct shape *d)
 {
-    return &chapoly_kernels_portable_table;
+    const unsigned char *p = (const unsigned char *)s + d->offset;
+
+    if (d->size == 1)
+        return *p;
+    return *(const uint32_t *)(const void *)p;
 }
+
+static void shape_set(chapoly_shapes *s, const struct shape *d, unsigned v)
+{
+    unsigned char *p = (unsigned char *)s + d->offset;
+
+    if (d->size == 1)
+        *p = (unsigned char)v;
+    else
+        *(uint32_t *)(void *)p = v;
+}
+
+/* Bits of the shapes a level uses (index in shapes[]). */
+enum {
+    U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_WIDE = 1u << 3,
+    U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
+    U_PWARM = 1u << 8, U_MULTI = 1u << 9
+};
+
+static const struct level {
+    const char *name;
+    unsigned required;
+    const chapoly_kernels *table;
+    unsigned uses; /* U_* */
+} levels[] = {
+    { "portable", 0, &chapoly_kernels_portable_table, U_CHUNK },
+#ifdef CHAPOLY_HAVE_AVX2
+    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ONE | U_AEAD | U_CHUNK },
+#endif
+#ifdef CHAPOLY_HAVE_AVX512
+    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_CHUNK },
+    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma, U_PAIRS | U_CHUNK },
+    { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512,
+      U_AEAD | U_PAIRS | U_CHUNK },
+#endif
+#ifdef CHAPOLY_HAVE_NEON
+    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_CHUNK },
+#endif
+};
+#define NLEVELS (sizeof(levels) / sizeof(levels[0]))
 
 static const char *const compiled[] = {
     "portable",
@@ -66,36 +151,17 @@ const char *const *chapoly_kernels_compiled(void)
     return compiled;
 }
 
-/* The levels and their masks (CHAPOLY_CPU_* bits; see the top of this file). */
-#define NEED_AVX2 (CHAPOLY_CPU_AVX2 | CHAPOLY_CPU_BMI2)
-#define NEED_AVX512 (NEED_AVX2 | CHAPOLY_CPU_AVX512F | CHAPOLY_CPU_AVX512VL | \
-                     CHAPOLY_CPU_AVX512BW | CHAPOLY_CPU_AVX512DQ)
-
-static const struct level {
-    const char *name;
-    unsigned required;
-    const chapoly_kernels *table;
-} levels[] = {
-    { "portable", 0, &chapoly_kernels_portable_table },
-#ifdef CHAPOLY_HAVE_AVX2
-    { "avx2", NEED_AVX2, &chapoly_kernels_avx2 },
-#endif
-#ifdef CHAPOLY_HAVE_AVX512
-    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl },
-    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma },
-    { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512 },
-#endif
-#ifdef CHAPOLY_HAVE_NEON
-    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon },
-#endif
-};
-
 static const struct level *level_of(const char *name)
 {
-    for (size_t i = 0; name != NULL && i < sizeof(levels) / sizeof(levels[0]); i++)
+    for (size_t i = 0; name != NULL && i < NLEVELS; i++)
         if (strcmp(name, levels[i].name) == 0)
             return &levels[i];
     return NULL;
+}
+
+static const struct level *level_of_table(const chapoly_kernels *t)
+{
+    return level_of(t->name);
 }
 
 int chapoly_kernels_required(const char *name, unsigned *required)
@@ -106,80 +172,266 @@ int chapoly_kernels_required(const char *name, unsigned *required)
     return l != NULL;
 }
 
-/* The table of level 'name' if features f cover its mask, else NULL. */
-static const chapoly_kernels *table_for(const char *name, unsigned f)
+/* The level 'name' if features f cover its mask, else NULL. */
+static const struct level *level_for(const char *name, unsigned f)
 {
     const struct level *l = level_of(name);
 
-    return l != NULL && (f & l->required) == l->required ? l->table : NULL;
+    return l != NULL && (f & l->required) == l->required ? l : NULL;
 }
 
-const chapoly_kernels *chapoly_kernels_by_name(const char *name)
+static const struct level *best_level(unsigned f)
 {
-    return table_for(name, features_once());
+    const struct level *l;
+
+    /* Skylake-X drops its clock under sustained zmm use: ymm there, as OpenSSL. */
+    if (!(f & CHAPOLY_CPU_SKYLAKE_X) && ((l = level_for("avx512", f)) != NULL ||
+                                         (l = level_for("avx512-noifma", f)) != NULL))
+        return l;
+    if ((l = level_for("avx512vl", f)) != NULL || (l = level_for("avx2", f)) != NULL ||
+        (l = level_for("neon", f)) != NULL)
+        return l;
+    return &levels[0];
 }
 
 const chapoly_kernels *chapoly_kernels_best_for(unsigned f)
 {
-    const chapoly_kernels *k;
-
-    /* Skylake-X drops its clock under sustained zmm use: ymm there, as OpenSSL. */
-    if (!(f & CHAPOLY_CPU_SKYLAKE_X) && ((k = table_for("avx512", f)) != NULL ||
-                                         (k = table_for("avx512-noifma", f)) != NULL))
-        return k;
-    if ((k = table_for("avx512vl", f)) != NULL || (k = table_for("avx2", f)) != NULL ||
-        (k = table_for("neon", f)) != NULL)
-        return k;
-    return &chapoly_kernels_portable_table;
-}
-
-const chapoly_kernels *chapoly_kernels_best(void)
-{
-    return chapoly_kernels_best_for(features_once());
+    return best_level(f)->table;
 }
 
 int chapoly_kernels_known(const char *name)
 {
-    static const char *const known[] = { "best", "portable", "avx2", "avx512vl",
-                                         "avx512-noifma", "avx512", "neon" };
+    static const char known[] = CHAPOLY_LEVELS;
+    size_t n = name != NULL ? strlen(name) : 0;
 
-    for (size_t i = 0; name != NULL && i < sizeof(known) / sizeof(known[0]); i++)
-        if (strcmp(name, known[i]) == 0)
+    for (const char *p = known; n > 0 && (p = strstr(p, name)) != NULL; p += n)
+        if ((p == known || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
             return 1;
     return 0;
 }
 
-const chapoly_kernels *chapoly_kernels_select(const char *request,
-                                              const char **warning)
+/* ---- building a table ---- */
+
+/*
+ * Applies one "name=value" list to t (only the shapes its level uses).
+ * Returns 0 if some item was not valid (the rest still apply).
+ */
+static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
 {
-    const chapoly_kernels *k;
+    int ok = 1;
+
+    while (paths != NULL && *paths != '\0') {
+        char item[64], *eq;
+        size_t n = strcspn(paths, ", \t");
+        const struct shape *d = NULL;
+
+        if (n == 0) {
+            paths++;
+            continue;
+        }
+        if (n >= sizeof(item)) {
+            ok = 0;
+            paths += n;
+            continue;
+        }
+        memcpy(item, paths, n);
+        item[n] = '\0';
+        paths += n;
+        eq = strchr(item, '=');
+        if (eq == NULL) {
+            ok = 0;
+            continue;
+        }
+        *eq++ = '\0';
+        for (size_t i = 0; i < NSHAPES; i++)
+            if (strcmp(item, shapes[i].name) == 0 && (uses & (1u << i)))
+                d = &shapes[i];
+        if (d == NULL) {
+            ok = 0;
+            continue;
+        }
+        if (d->kind == SHAPE_CHOICE) {
+            if (strcmp(eq, d->values[0]) == 0)
+                shape_set(&t->shapes, d, 0);
+            else if (strcmp(eq, d->values[1]) == 0)
+                shape_set(&t->shapes, d, 1);
+            else
+                ok = 0;
+        } else {
+            char *end;
+            unsigned long v = strtoul(eq, &end, 10);
+
+            if (*eq != '\0' && *end == '\0' && v <= 0x7fffffffUL)
+                shape_set(&t->shapes, d, (unsigned)v);
+            else
+                ok = 0;
+        }
+    }
+    return ok;
+}
+
+/* The entries that follow from the shapes: the split form unless stitched is wanted. */
+static void apply_choices(chapoly_kernels *t, unsigned uses)
+{
+    if ((uses & U_AEAD) && !t->shapes.aead_stitched) {
+        t->shapes.range_head = 0;
+        t->aead_xor_hash = chapoly_generic_xor_hash;
+        t->aead_xor_hash_range = chapoly_generic_xor_hash_range;
+        t->aead_first_xor_hash = chapoly_generic_first_xor_hash;
+    }
+}
+
+static void build_level(chapoly_kernels *t, const struct level *l, const char *forced,
+                        const char **paths_warning)
+{
+    chapoly_cpu_id id;
+    const char *profile_name;
+
+    *t = *l->table;
+    if (l->table != &chapoly_kernels_portable_table) { /* the oracle stays as it is */
+        chapoly_cpu_identify(&id);
+        apply_paths(t, l->uses, chapoly_cpu_profile(&id, l->name, &profile_name));
+    }
+    if (forced != NULL && *forced != '\0' && !apply_paths(t, l->uses, forced) &&
+        paths_warning != NULL)
+        *paths_warning = "a forced path is unknown, does not apply to this level or has a "
+                         "bad value; ignored (the rest apply)";
+    apply_choices(t, l->uses);
+}
+
+static const struct level *select_level(const char *request, const char **warning)
+{
+    const struct level *l;
+    unsigned f = features_once();
 
     if (warning != NULL)
         *warning = NULL;
     if (request == NULL || *request == '\0')
         request = secure_getenv("CHAPOLY_KERNEL"); /* not in setuid processes */
     if (request == NULL || *request == '\0' || strcmp(request, "best") == 0)
-        return chapoly_kernels_best();
-    k = chapoly_kernels_by_name(request);
-    if (k != NULL)
-        return k;
+        return best_level(f);
+    l = level_for(request, f);
+    if (l != NULL)
+        return l;
     if (warning != NULL)
         *warning = chapoly_kernels_known(request)
                        ? "requested kernel level is not available on this CPU or "
                          "not compiled in; using the best available"
                        : "unknown kernel level; using the best available";
-    return chapoly_kernels_best();
+    return best_level(f);
 }
+
+void chapoly_kernels_build(chapoly_kernels *t, const char *level, const char *paths,
+                           const char **level_warning, const char **paths_warning)
+{
+    if (paths_warning != NULL)
+        *paths_warning = NULL;
+    if (paths == NULL || *paths == '\0')
+        paths = secure_getenv("CHAPOLY_PATHS");
+    build_level(t, select_level(level, level_warning), paths, paths_warning);
+}
+
+/*
+ * The built table of every level this CPU runs, made on first use: a
+ * first caller builds them all (atomically claimed), racing callers wait.
+ */
+static chapoly_kernels built[NLEVELS];
+
+static void build_all_once(void)
+{
+    static int state; /* 0 not built, 1 building, 2 built */
+    int expected = 0;
+
+    if (__atomic_load_n(&state, __ATOMIC_ACQUIRE) == 2)
+        return;
+    if (__atomic_compare_exchange_n(&state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                    __ATOMIC_ACQUIRE)) {
+        const char *paths = secure_getenv("CHAPOLY_PATHS");
+
+        for (size_t i = 0; i < NLEVELS; i++)
+            build_level(&built[i], &levels[i], i == 0 ? NULL : paths, NULL);
+        __atomic_store_n(&state, 2, __ATOMIC_RELEASE);
+        return;
+    }
+    while (__atomic_load_n(&state, __ATOMIC_ACQUIRE) != 2)
+        ; /* another thread is building (microseconds, once per process) */
+}
+
+const chapoly_kernels *chapoly_kernels_portable(void)
+{
+    build_all_once();
+    return &built[0];
+}
+
+const chapoly_kernels *chapoly_kernels_by_name(const char *name)
+{
+    const struct level *l = level_for(name, features_once());
+
+    if (l == NULL)
+        return NULL;
+    build_all_once();
+    return &built[l - levels];
+}
+
+const chapoly_kernels *chapoly_kernels_best(void)
+{
+    build_all_once();
+    return &built[best_level(features_once()) - levels];
+}
+
+const chapoly_kernels *chapoly_kernels_select(const char *request, const char **warning)
+{
+    build_all_once();
+    return &built[select_level(request, warning) - levels];
+}
+
+void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n)
+{
+    const struct level *l = level_of_table(t);
+    const char *profile_name = "none";
+    chapoly_cpu_id id;
+    size_t used = 0;
+
+    if (n == 0)
+        return;
+    buf[0] = '\0';
+    for (size_t i = 0; l != NULL && i < NSHAPES; i++) {
+        const struct shape *d = &shapes[i];
+        unsigned v = shape_get(&t->shapes, d);
+        int w;
+
+        if (!(l->uses & (1u << i)))
+            continue;
+        if (d->kind == SHAPE_CHOICE)
+            w = snprintf(buf + used, n - used, "%s%s=%s", used ? " " : "", d->name,
+                         d->values[v != 0]);
+        else
+            w = snprintf(buf + used, n - used, "%s%s=%u", used ? " " : "", d->name, v);
+        if (w < 0 || (size_t)w >= n - used)
+            return;
+        used += (size_t)w;
+    }
+    chapoly_cpu_identify(&id);
+    if (l != NULL && l->table != &chapoly_kernels_portable_table)
+        chapoly_cpu_profile(&id, l->name, &profile_name);
+    snprintf(buf + used, n - used, "%s(profile %s)", used ? " " : "", profile_name);
+}
+
+/* ---- the portable level: the oracle, and every entry generic but its own ---- */
 
 const chapoly_kernels chapoly_kernels_portable_table = {
     .name = "portable",
     .features = "portable C, no SIMD",
+    .shapes = { .aead_chunk = 0 },
     .chacha20_xor = chacha20_xor_portable,
-    .chacha20_keyblock_xor = NULL,
+    .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_portable,
     .poly1305_blocks = poly1305_blocks_portable,
     .poly1305_final = poly1305_final_portable,
-    .aead_xor_hash = NULL,
+    .aead_xor_hash = chapoly_generic_xor_hash,
     .chacha20_multi_blocks = chacha20_multi_blocks_portable,
+    .poly1305_multi_blocks = chapoly_generic_poly1305_multi_blocks,
+    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };

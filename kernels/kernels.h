@@ -54,111 +54,153 @@ typedef struct poly1305_state {
     size_t buflen;
 } poly1305_state;
 
-typedef struct chapoly_kernels {
-    const char *name; /* a level of CHAPOLY_KERNEL_NAMES */
+typedef struct chapoly_kernels chapoly_kernels;
+
+/*
+ * Shapes: how a level wants its work cut, as data. The AEAD core schedules
+ * by them and the kernels read their own crossovers here, so every path
+ * choice lives in one place. A level's table gives its values; the CPU
+ * profile (cpu_profiles.c) then sets what this microarchitecture prefers,
+ * and the configuration can force any of them by name ("paths", the list
+ * in dispatch.c: chapoly_kernels_build). The path choices are:
+ *   one_block_rows  "chacha-one": a lone block (len <= 64) as a row of
+ *                   vector registers (1) or in the scalar registers (0)
+ *   aead_stitched   "aead": the level's stitched ChaCha20 + Poly1305 kernels
+ *                   (1) or the generic split form (0): ChaCha20 over a chunk,
+ *                   then its Poly1305 while the chunk is in L1
+ * and the crossovers are sizes in bytes (ChaCha20) or 16-byte blocks in one
+ * call (Poly1305). A shape a level does not use is 0 in its table and
+ * cannot be forced there.
+ */
+typedef struct chapoly_shapes {
+    uint8_t one_block_rows;     /* chacha-one */
+    uint8_t aead_stitched;      /* aead */
+    uint32_t chacha_pairs_min;  /* chacha-pairs: two column batches in flight from here */
+    uint32_t chacha_wide_min;   /* chacha-wide: vector batch + a block in general registers */
+    uint32_t aead_chunk;        /* aead-chunk: the split form's chunk */
+    uint32_t poly_vector_min;   /* poly-vector: vector Poly1305 from this many blocks */
+    uint32_t poly_vector2_min;  /* poly-vector2: two vector accumulators from here */
+    uint32_t poly_stream_min;   /* poly-stream: a stream reaches the vector path after this many */
+    uint32_t poly_warm_min;     /* poly-warm: ...and then takes it for calls this long */
+    uint32_t multi_lanes_min;   /* multi-lanes: messages in one multi-message Poly1305 call */
+    /*
+     * Text beside the key block when a message's text goes through
+     * aead_first_xor_hash and aead_xor_hash_range from its first batch on
+     * (the stitched avx2 schedule); 0: the kilobyte schedule (key block and
+     * up to 1984 bytes in one chacha20_keyblock_xor, then aead_xor_hash).
+     * Follows from "aead" (dispatch.c), not forced by a name of its own.
+     */
+    uint32_t range_head;
+} chapoly_shapes;
+
+/*
+ * A kernel table. Every entry is filled at every level (generic.c has the
+ * compositions a level does not specialise) and takes the table itself
+ * first: its shapes, and the entries a composition calls.
+ */
+struct chapoly_kernels {
+    const char *name; /* a level of CHAPOLY_LEVELS */
     /* CPU features the level requires, for messages ("AVX2 BMI2", ...). */
     const char *features;
+    chapoly_shapes shapes;
 
-    void (*chacha20_xor)(uint8_t *out, const uint8_t *in, size_t len,
-                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
+    void (*chacha20_xor)(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                         size_t len, const uint32_t key[8], const uint32_t ctr_nonce[4]);
     /*
-     * Optional (NULL: the helper chapoly_chacha20_keyblock_xor composes it):
-     * the raw keystream block at counter ctr_nonce[0] to key_block, and len
+     * The raw keystream block at counter ctr_nonce[0] to key_block, and len
      * bytes of text XORed from the next counter on, in the batch shapes of
      * one len + 64 byte call. The AEAD's Poly1305 key block and its first
      * text.
      */
-    void (*chacha20_keyblock_xor)(uint8_t key_block[64], uint8_t *out,
-                                  const uint8_t *in, size_t len,
-                                  const uint32_t key[8],
-                                  const uint32_t ctr_nonce[4]);
+    void (*chacha20_keyblock_xor)(const chapoly_kernels *k, uint8_t key_block[64],
+                                  uint8_t *out, const uint8_t *in, size_t len,
+                                  const uint32_t key[8], const uint32_t ctr_nonce[4]);
     /* HChaCha20 (draft-irtf-cfrg-xchacha-03 2.2): 32-byte subkey. */
-    void (*hchacha20)(uint8_t subkey[32], const uint8_t key[32],
+    void (*hchacha20)(const chapoly_kernels *k, uint8_t subkey[32], const uint8_t key[32],
                       const uint8_t nonce[16]);
 
-    void (*poly1305_init)(poly1305_state *st, const uint8_t key[32]);
-    void (*poly1305_blocks)(poly1305_state *st, const uint8_t *in, size_t len,
-                            unsigned padbit);
+    void (*poly1305_init)(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32]);
+    void (*poly1305_blocks)(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
+                            size_t len, unsigned padbit);
     /* Writes the tag of everything hashed so far and wipes st->priv. */
-    void (*poly1305_final)(poly1305_state *st, uint8_t tag[16]);
+    void (*poly1305_final)(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 
     /*
-     * Optional (NULL: the helper chapoly_aead_xor_hash composes it): ChaCha20
-     * over len bytes, a multiple of 1024, and Poly1305 blocks (padbit 1)
-     * over their ciphertext, the two interleaved. enc != 0: out is the
-     * ciphertext, hashed after it is written; if prev_ciphertext is not
-     * NULL, the 1024 bytes there (the kilobyte of ciphertext just before
-     * out, not hashed yet) are hashed first, while the first kilobyte is
-     * encrypted. enc == 0: in is the ciphertext, hashed before out is
-     * written; prev_ciphertext must be NULL. out == in is allowed. st must
-     * be driven by this table, with no partial block buffered.
+     * ChaCha20 over len bytes, a multiple of 1024, and Poly1305 blocks
+     * (padbit 1) over their ciphertext. enc != 0: out is the ciphertext,
+     * hashed after it is written; if prev_ciphertext is not NULL, the 1024
+     * bytes there (the kilobyte of ciphertext just before out, not hashed
+     * yet) are hashed first. enc == 0: in is the ciphertext, hashed before
+     * out is written; prev_ciphertext must be NULL. out == in is allowed.
+     * st must be driven by this table, with no partial block buffered.
      */
-    void (*aead_xor_hash)(uint8_t *out, const uint8_t *in, size_t len,
-                          const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *prev_ciphertext,
-                          int enc);
+    void (*aead_xor_hash)(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                          size_t len, const uint32_t key[8], const uint32_t ctr_nonce[4],
+                          poly1305_state *st, const uint8_t *prev_ciphertext, int enc);
 
     /*
-     * Optional (NULL: the helper chapoly_chacha20_multi_blocks composes it):
      * n independent ChaCha20 blocks, block i the block function of the
      * 16-word input state states[16 i .. 16 i + 15] (words 0..3 the
      * constants SIGMA0..3, 4..11 a key, 12 a counter, 13..15 a nonce: key,
      * counter and nonce may differ from block to block), written to
      * out + 64 i. Raw keystream; no counter is incremented. The batched
-     * AEAD (core/aead_batch.c): many messages' Poly1305 key blocks, short
-     * texts and HChaCha20 subkeys in shared batches.
+     * AEAD: many messages' Poly1305 key blocks, short texts and HChaCha20
+     * subkeys in shared batches.
      */
-    void (*chacha20_multi_blocks)(uint8_t *out, const uint32_t *states, size_t n);
+    void (*chacha20_multi_blocks)(const chapoly_kernels *k, uint8_t *out,
+                                  const uint32_t *states, size_t n);
     /*
-     * Optional (NULL: the helper chapoly_poly1305_multi_blocks calls
-     * poly1305_blocks once per state): n states of this table, each with
-     * its own whole blocks (len[i] a multiple of 16, padbit 1), the same as
-     * poly1305_blocks(st[i], in[i], len[i], 1) for each i. The batched AEAD:
-     * short messages' Horner chains in one call (eight messages per IFMA
-     * vector at the "avx512" level).
+     * n states of this table, each with its own whole blocks (len[i] a
+     * multiple of 16, padbit 1): the same as poly1305_blocks(st[i], in[i],
+     * len[i], 1) for each i. The batched AEAD: short messages' Horner
+     * chains in one call.
      */
-    void (*poly1305_multi_blocks)(poly1305_state *const st[], const uint8_t *const in[],
-                                  const size_t len[], size_t n);
+    void (*poly1305_multi_blocks)(const chapoly_kernels *k, poly1305_state *const st[],
+                                  const uint8_t *const in[], const size_t len[], size_t n);
     /*
-     * Optional (NULL: the AEAD core uses chacha20_keyblock_xor,
-     * poly1305_blocks and aead_xor_hash instead): ChaCha20 over len bytes
-     * (any length) from counter ctr_nonce[0], and Poly1305 blocks (padbit
-     * 1) over the pre + hash_len bytes that start pre bytes before the
-     * text's ciphertext (base = out sealing, in opening: base - pre ..
-     * base + hash_len), interleaved. pre and hash_len are multiples of 16,
-     * hash_len <= len; the pre bytes are ciphertext not hashed yet (the
-     * AEAD core: the text of the key block's batch). Sealing, out == in is
-     * allowed; opening, out == in only with pre == 0, else out and in
-     * share no byte. st as for aead_xor_hash. The core's first text: a
-     * whole short message in one batch pipeline.
+     * ChaCha20 over len bytes (any length) from counter ctr_nonce[0], and
+     * Poly1305 blocks (padbit 1) over the pre + hash_len bytes that start
+     * pre bytes before the text's ciphertext (base = out sealing, in
+     * opening: base - pre .. base + hash_len). pre and hash_len are
+     * multiples of 16, hash_len <= len; the pre bytes are ciphertext not
+     * hashed yet. Sealing, out == in is allowed; opening, out == in only
+     * with pre == 0, else out and in share no byte. st as for aead_xor_hash.
      */
-    void (*aead_xor_hash_range)(uint8_t *out, const uint8_t *in, size_t len, size_t pre,
-                                size_t hash_len, const uint32_t key[8],
+    void (*aead_xor_hash_range)(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
     /*
-     * Optional (NULL: the helper chapoly_aead_first_xor_hash composes it):
-     * the start of an AEAD message. Block ctr_nonce[0] keys st (as
-     * poly1305_init with its first 32 bytes; st needs no init before), the
-     * aadlen bytes at aad are hashed zero-padded to a block, then len > 448
-     * bytes of text from the next counter are XORed and the first hash_len
-     * bytes of their ciphertext (a multiple of 16, 448 <= hash_len <= len)
-     * hashed, as aead_xor_hash_range with the text's first 7 blocks in the
-     * key block's batch. Sealing, out == in is allowed; opening, out and in
-     * share no byte.
+     * The start of an AEAD message. Block ctr_nonce[0] keys st and the
+     * AAD is hashed zero-padded (chapoly_aead_key_aad: st needs no init
+     * before), then len > 448 bytes of text from the next counter are
+     * XORed and the first hash_len bytes of their ciphertext (a multiple
+     * of 16, 448 <= hash_len <= len) hashed, as aead_xor_hash_range.
+     * Sealing, out == in is allowed; opening, out and in share no byte.
      */
-    void (*aead_first_xor_hash)(uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
-                                const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+    void (*aead_first_xor_hash)(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                size_t len, size_t hash_len, const uint8_t *aad,
+                                size_t aadlen, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
-} chapoly_kernels;
+};
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
 
-/* Always available; the oracle for every other level. */
+/*
+ * Every level name the code knows, built in or not ("best" first). The
+ * one list: dispatch.c, the provider's messages and the test registration
+ * (test/CMakeLists.txt reads it from here) all take it from this line.
+ */
+#define CHAPOLY_LEVELS "best, portable, avx2, avx512vl, avx512-noifma, avx512, neon"
+#define CHAPOLY_KERNEL_NAMES CHAPOLY_LEVELS
+
+/* Always available; the oracle for every other level (no CPU profile, no paths). */
 const chapoly_kernels *chapoly_kernels_portable(void);
 
 /*
- * Table for a named level (CHAPOLY_KERNEL_NAMES but "best"), or NULL
- * if that level was not compiled in or this CPU/OS cannot run it.
+ * Table for a named level (CHAPOLY_LEVELS but "best"), or NULL if that
+ * level was not compiled in or this CPU/OS cannot run it: the level's
+ * table with this CPU's profile and the paths of CHAPOLY_PATHS (read once,
+ * with secure_getenv). Built once per process, read-only after.
  */
 const chapoly_kernels *chapoly_kernels_by_name(const char *name);
 
@@ -176,51 +218,65 @@ const chapoly_kernels *chapoly_kernels_best(void);
 const chapoly_kernels *chapoly_kernels_select(const char *request,
                                               const char **warning);
 
+/*
+ * *t = the table of level 'level' (chapoly_kernels_select's rules) with
+ * this CPU's profile, then the forced paths: 'paths' if non-NULL and
+ * non-empty, else CHAPOLY_PATHS (secure_getenv). paths is a list of
+ * name=value separated by commas or spaces (names: chapoly_kernels_describe).
+ * A name or value that is not valid for the level is skipped and sets
+ * *paths_warning (if non-NULL) to a static message; the rest apply.
+ */
+void chapoly_kernels_build(chapoly_kernels *t, const char *level, const char *paths,
+                           const char **level_warning, const char **paths_warning);
+
+/*
+ * The shapes of t that its level uses, "name=value ...", and the CPU
+ * profile that chose them, into buf (always terminated; truncated to n).
+ */
+void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n);
+
 /* Names of every level compiled into this build, NULL-terminated. */
 const char *const *chapoly_kernels_compiled(void);
 
-/* Every level name the code knows ("best" included), built in or not. */
-#define CHAPOLY_KERNEL_NAMES "best, portable, avx2, avx512vl, avx512-noifma, avx512, neon"
-
-/* 1 if name is one of CHAPOLY_KERNEL_NAMES, 0 otherwise (NULL included). */
+/* 1 if name is one of CHAPOLY_LEVELS, 0 otherwise (NULL included). */
 int chapoly_kernels_known(const char *name);
 
-/* ---- optional table entries (kernels/optional_kernels.c) ---- */
+/* ---- generic compositions (kernels/generic.c): table entries of levels
+ * that do not specialise them, built from the table's other entries ---- */
+void chapoly_generic_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64],
+                                  uint8_t *out, const uint8_t *in, size_t len,
+                                  const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chapoly_generic_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                              size_t len, const uint32_t key[8], const uint32_t ctr_nonce[4],
+                              poly1305_state *st, const uint8_t *prev_ciphertext, int enc);
+void chapoly_generic_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                    size_t len, size_t pre, size_t hash_len,
+                                    const uint32_t key[8], const uint32_t ctr_nonce[4],
+                                    poly1305_state *st, int enc);
+void chapoly_generic_first_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
+                                    size_t len, size_t hash_len, const uint8_t *aad,
+                                    size_t aadlen, const uint32_t key[8],
+                                    const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
+void chapoly_generic_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
+                                           const uint32_t *states, size_t n);
+void chapoly_generic_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_state *const st[],
+                                           const uint8_t *const in[], const size_t len[],
+                                           size_t n);
 
-/* The table's chacha20_keyblock_xor, or the same bytes through chacha20_xor. */
-void chapoly_chacha20_keyblock_xor(const chapoly_kernels *k,
-                                   uint8_t key_block[64], uint8_t *out,
-                                   const uint8_t *in, size_t len,
-                                   const uint32_t key[8],
-                                   const uint32_t ctr_nonce[4]);
+/* ---- the AEAD format (RFC 8439 2.8), written once (kernels/generic.c) ---- */
 
 /*
- * The table's aead_xor_hash, or chacha20_xor and poly1305_blocks in the
- * order it describes. len must be a multiple of 1024.
+ * st keyed from block 0 of the message's keystream (its first 32 bytes),
+ * then the AAD hashed zero-padded to a whole block. key_block's second
+ * half (keystream nothing uses) is scratch for the AAD's last partial
+ * block; the caller wipes key_block.
  */
-void chapoly_aead_xor_hash(const chapoly_kernels *k, uint8_t *out,
-                           const uint8_t *in, size_t len, const uint32_t key[8],
-                           const uint32_t ctr_nonce[4], poly1305_state *st,
-                           const uint8_t *prev_ciphertext, int enc);
+void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state *st,
+                          uint8_t key_block[64], const uint8_t *aad, size_t aadlen);
 
-/* The table's aead_xor_hash_range, or chacha20_xor and poly1305_blocks in its order. */
-void chapoly_aead_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
-                                 size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
-                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
-
-/* The table's aead_first_xor_hash, or the same from the required entries. */
-void chapoly_aead_first_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
-                                 size_t len, size_t hash_len, const uint8_t *aad,
-                                 size_t aadlen, const uint32_t key[8],
-                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
-
-/* The table's chacha20_multi_blocks, or the same bytes through chacha20_xor. */
-void chapoly_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *out,
-                                   const uint32_t *states, size_t n);
-
-/* The table's poly1305_multi_blocks, or poly1305_blocks per state. */
-void chapoly_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_state *const st[],
-                                   const uint8_t *const in[], const size_t len[], size_t n);
+/* The text's n ciphertext bytes zero-padded to a block, then the lengths block:
+ * writes the pad and 16 bytes at c + n; returns the bytes to hash from c. */
+size_t chapoly_aead_lengths_block(uint8_t *c, size_t n, uint64_t aad_len, uint64_t text_len);
 
 /* ---- byte helpers (kernels/bytes.c) ---- */
 

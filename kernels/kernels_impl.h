@@ -108,18 +108,18 @@ CHAPOLY_INLINE void chapoly_scrub_words(uint64_t *p, size_t n)
     }
 
 /* ---- portable level (always built) ---- */
-void chacha20_xor_portable(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_portable(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_block_portable(uint32_t out[16], const uint32_t key[8],
                              const uint32_t ctr_nonce[4]);
-void hchacha20_portable(uint8_t subkey[32], const uint8_t key[32],
+void hchacha20_portable(const chapoly_kernels *k, uint8_t subkey[32], const uint8_t key[32],
                         const uint8_t nonce[16]);
-void poly1305_init_portable(poly1305_state *st, const uint8_t key[32]);
-void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
+void poly1305_init_portable(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_portable(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
                               size_t len, unsigned padbit);
-void poly1305_final_portable(poly1305_state *st, uint8_t tag[16]);
+void poly1305_final_portable(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 /* batch_portable.c: the oracle of chacha20_multi_blocks */
-void chacha20_multi_blocks_portable(uint8_t *out, const uint32_t *states, size_t n);
+void chacha20_multi_blocks_portable(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
 
 extern const chapoly_kernels chapoly_kernels_portable_table;
 
@@ -131,63 +131,63 @@ extern const chapoly_kernels chapoly_kernels_portable_table;
  */
 #ifdef CHAPOLY_HAVE_AVX2
 /* chacha20_avx2.c, poly1305_avx2.c (-mavx2 -mbmi2) */
-void chacha20_xor_avx2(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_avx2(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_keyblock_xor_avx2(uint8_t key_block[64], uint8_t *out, const uint8_t *in,
+void chacha20_keyblock_xor_avx2(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out, const uint8_t *in,
                                 size_t len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4]);
 /*
  * Stores the key and a zero hash (poly1305_scalar.h, "state head"): the
  * init of every SIMD Poly1305, the IFMA one included.
  */
-void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32]);
-void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
+void poly1305_init_avx2(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_avx2(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in, size_t len,
                           unsigned padbit);
-void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16]);
+void poly1305_final_avx2(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 /* Pending lanes folded into the scalar hash (priv words W_H..): aead_avx2.c */
 void poly1305_scalar_avx2(uint64_t *priv);
 /* aead_avx2.c (-mavx2 -mbmi2): the stitched ChaCha20 + scalar Poly1305 */
-void aead_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len,
+void aead_xor_hash_avx2(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                         const uint32_t key[8], const uint32_t ctr_nonce[4],
                         poly1305_state *st, const uint8_t *prev_ciphertext,
                         int enc);
 /* aead_avx2.c: the table's aead_xor_hash_range (kernels.h) */
-void aead_xor_hash_range_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t pre,
+void aead_xor_hash_range_avx2(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len, size_t pre,
                               size_t hash_len, const uint32_t key[8],
                               const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 /* aead_avx2.c: the table's aead_first_xor_hash (kernels.h) */
-void aead_first_xor_hash_avx2(uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
+void aead_first_xor_hash_avx2(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
                               const uint8_t *aad, size_t aadlen, const uint32_t key[8],
                               const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 /* batch_avx2.c (-mavx2 -mbmi2) */
-void chacha20_multi_blocks_avx2(uint8_t *out, const uint32_t *states, size_t n);
-void poly1305_multi_blocks_avx2(poly1305_state *const st[], const uint8_t *const in[],
+void chacha20_multi_blocks_avx2(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
+void poly1305_multi_blocks_avx2(const chapoly_kernels *k, poly1305_state *const st[], const uint8_t *const in[],
                                 const size_t len[], size_t n);
 
 extern const chapoly_kernels chapoly_kernels_avx2;
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
 /* chacha20_avx512.c (AVX-512 F/VL/BW/DQ, no IFMA) */
-void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_avx512vl(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out,
+void chacha20_keyblock_xor_avx512(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   const uint32_t key[8],
                                   const uint32_t ctr_nonce[4]);
 /* batch_avx512.c (AVX-512 F/VL/BW/DQ, no IFMA) */
-void chacha20_multi_blocks_avx512(uint8_t *out, const uint32_t *states, size_t n);
+void chacha20_multi_blocks_avx512(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
 /* batch_avx512ifma.c (also -mavx512ifma): eight messages in IFMA lanes, "avx512" only */
-void poly1305_multi_blocks_avx512ifma(poly1305_state *const st[], const uint8_t *const in[],
+void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *k, poly1305_state *const st[], const uint8_t *const in[],
                                       const size_t len[], size_t n);
 /* poly1305_avx512.c and aead_avx512.c (also -mavx512ifma): "avx512" only */
-void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
+void poly1305_blocks_avx512ifma(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit);
-void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16]);
+void poly1305_final_avx512ifma(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 /* Key powers r^1..r^8 (and r^9..r^16 if want16) into st->priv, once. */
 void poly1305_powers_avx512ifma(uint64_t *priv, int want16);
-void aead_xor_hash_avx512(uint8_t *out, const uint8_t *in, size_t len,
+void aead_xor_hash_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                           const uint32_t key[8], const uint32_t ctr_nonce[4],
                           poly1305_state *st, const uint8_t *prev_ciphertext,
                           int enc);
@@ -202,16 +202,16 @@ extern const chapoly_kernels chapoly_kernels_avx512_noifma;
 
 #ifdef CHAPOLY_HAVE_NEON
 /* chacha20_neon.c, poly1305_neon.c (-march=armv8-a+simd): AArch64 only */
-void chacha20_xor_neon(uint8_t *out, const uint8_t *in, size_t len,
+void chacha20_xor_neon(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_keyblock_xor_neon(uint8_t key_block[64], uint8_t *out,
+void chacha20_keyblock_xor_neon(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                                 const uint8_t *in, size_t len,
                                 const uint32_t key[8],
                                 const uint32_t ctr_nonce[4]);
-void poly1305_init_neon(poly1305_state *st, const uint8_t key[32]);
-void poly1305_blocks_neon(poly1305_state *st, const uint8_t *in, size_t len,
+void poly1305_init_neon(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32]);
+void poly1305_blocks_neon(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in, size_t len,
                           unsigned padbit);
-void poly1305_final_neon(poly1305_state *st, uint8_t tag[16]);
+void poly1305_final_neon(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 
 /* level_neon.c */
 extern const chapoly_kernels chapoly_kernels_neon;
@@ -240,6 +240,13 @@ enum {
 };
 unsigned chapoly_cpu_features(void);
 
+/* Who made the CPU and which one it is (cpuid leaf 1's display family and model). */
+enum { CHAPOLY_VENDOR_OTHER, CHAPOLY_VENDOR_INTEL, CHAPOLY_VENDOR_AMD, CHAPOLY_VENDOR_HYGON };
+typedef struct chapoly_cpu_id {
+    unsigned vendor, family, model;
+} chapoly_cpu_id;
+void chapoly_cpu_identify(chapoly_cpu_id *id);
+
 /*
  * The CHAPOLY_CPU_* bits level 'name' requires: every ISA flag of every
  * object its table's functions live in (and of the objects those call).
@@ -250,7 +257,10 @@ unsigned chapoly_cpu_features(void);
  */
 int chapoly_kernels_required(const char *name, unsigned *required);
 
-/* The level chapoly_kernels_best picks for CPU features f (testable). */
+/* The level chapoly_kernels_best picks for CPU features f (testable): its template table. */
 const chapoly_kernels *chapoly_kernels_best_for(unsigned f);
+
+/* The paths CPU id's profile sets at 'level' (a list for chapoly_kernels_build), and its name. */
+const char *chapoly_cpu_profile(const chapoly_cpu_id *id, const char *level, const char **name);
 
 #endif

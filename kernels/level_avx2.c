@@ -1,22 +1,26 @@
 /*
- * The "avx2" level table. Entries this level does not accelerate point at
- * the portable functions (valid for any state they initialise themselves).
- * The ChaCha20 entries and the Poly1305 entries are owned by different
- * kernel files; keep each group's lines together.
+ * The "avx2" level table. Entries this level does not specialise are the
+ * generic compositions (generic.c) or the portable functions. The ChaCha20
+ * entries and the Poly1305 entries are owned by different kernel files;
+ * keep each group's lines together.
  *
- * aead_xor_hash is the stitched 8-lane ChaCha20 + scalar (mulx) Poly1305
- * of aead_avx2.c.
+ * Shapes (the defaults for a CPU with no profile row, cpu_profiles.c):
+ * a lone block in a ymm row set ("chacha-one=rows"), and the split AEAD
+ * ("aead=split": ChaCha20, then Poly1305 over each chunk): the stitched
+ * 8-lane ChaCha20 + scalar (mulx) Poly1305 of aead_avx2.c wins where the
+ * scalar and vector pipes are separate (AMD) and loses where mulx shares
+ * ports with the vector rounds (Intel), so only a profile row turns it on.
  *
  * HChaCha20 is one serial block with nothing to interleave: the scalar
- * portable function measured faster than an xmm row-set version on the
- * development machine (about 80 ns against 106 ns with vprold and 136 ns
- * with AVX2 rotates), so every level uses it.
+ * portable function, as at every level.
  */
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_avx2 = {
     .name = "avx2",
     .features = "AVX2 BMI2",
+    .shapes = { .one_block_rows = 1, .aead_stitched = 0, .aead_chunk = 0,
+                .range_head = 448 },
     .chacha20_xor = chacha20_xor_avx2,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx2,
     .hchacha20 = hchacha20_portable,

@@ -20,20 +20,24 @@
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
+    .shapes = { .aead_chunk = 0 },
     .chacha20_xor = chacha20_xor_avx512vl,
-    .chacha20_keyblock_xor = NULL,
+    .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
-    .aead_xor_hash = NULL,
+    .aead_xor_hash = chapoly_generic_xor_hash,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
+    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };
 
 const chapoly_kernels chapoly_kernels_avx512 = {
     .name = "avx512",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ IFMA",
+    .shapes = { .aead_stitched = 0, .chacha_pairs_min = 2048, .aead_chunk = 16384 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
     .hchacha20 = hchacha20_portable,
@@ -43,18 +47,23 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .aead_xor_hash = aead_xor_hash_avx512,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx512ifma,
+    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };
 
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .name = "avx512-noifma",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
+    .shapes = { .chacha_pairs_min = 2048, .aead_chunk = 0 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
-    .aead_xor_hash = NULL,
+    .aead_xor_hash = chapoly_generic_xor_hash,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
+    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };

@@ -11,11 +11,16 @@
 const chapoly_kernels chapoly_kernels_neon = {
     .name = "neon",
     .features = "AArch64 Advanced SIMD (ASIMD)",
+    .shapes = { .aead_chunk = 0 },
     .chacha20_xor = chacha20_xor_neon,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_neon,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_neon,
     .poly1305_blocks = poly1305_blocks_neon,
     .poly1305_final = poly1305_final_neon,
-    .aead_xor_hash = NULL,
+    .aead_xor_hash = chapoly_generic_xor_hash,
+    .chacha20_multi_blocks = chapoly_generic_chacha20_multi_blocks,
+    .poly1305_multi_blocks = chapoly_generic_poly1305_multi_blocks,
+    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };

@@ -394,8 +394,9 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
     p[W_STATE] = st;
 }
 
-void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32])
+void poly1305_init_avx2(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
 {
+    (void)kt;
     uint64_t *p = st->priv;
     sc_key k = sc_key_from_bytes(key);
 
@@ -411,9 +412,10 @@ void poly1305_init_avx2(poly1305_state *st, const uint8_t key[32])
     put64(p + W_SCALAR, 0);
 }
 
-void poly1305_blocks_avx2(poly1305_state *st, const uint8_t *in, size_t len,
+void poly1305_blocks_avx2(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in, size_t len,
                           unsigned padbit)
 {
+    (void)kt;
     uint64_t *p = st->priv;
     size_t nb = len / POLY1305_BLOCK_BYTES;
     uint64_t pad = padbit ? 1 : 0;
@@ -450,8 +452,9 @@ void poly1305_scalar_avx2(uint64_t *p)
     }
 }
 
-void poly1305_final_avx2(poly1305_state *st, uint8_t tag[16])
+void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
 {
+    (void)kt;
     uint64_t *p = st->priv;
     unsigned s = (unsigned)p[W_STATE];
 

@@ -354,9 +354,10 @@ CHAPOLY_INLINE void scrub_below_sp_vector(void)
                      : "xmm16", "memory");
 }
 
-void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
+void poly1305_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit)
 {
+    (void)kt;
     uint64_t *p = st->priv;
     size_t nb = len / POLY1305_BLOCK_BYTES;
     unsigned s = (unsigned)p[W_STATE];
@@ -390,8 +391,9 @@ CHAPOLY_INLINE void final_scalar(uint64_t *p, unsigned s, uint8_t tag[16])
     wipe_words(p, s & (ST_POW8 | ST_POW16) ? W_END : W_LANES);
 }
 
-void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])
+void poly1305_final_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
 {
+    (void)kt;
     uint64_t *p = st->priv;
     unsigned s = (unsigned)p[W_STATE];
 

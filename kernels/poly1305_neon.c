@@ -143,8 +143,9 @@ static void scalar_blocks(uint64_t *p, const uint8_t *in, size_t nb, uint64_t pa
     p[W_H + 2] = h.h2;
 }
 
-void poly1305_init_neon(poly1305_state *st, const uint8_t key[32])
+void poly1305_init_neon(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
 {
+    (void)kt;
     uint64_t *p = st->priv;
     uint64_t r0 = load64_le(key) & 0x0ffffffc0fffffffULL;
     uint64_t r1 = load64_le(key + 8) & 0x0ffffffc0ffffffcULL;
@@ -397,8 +398,9 @@ static CHAPOLY_NOINLINE void fold_lanes(uint64_t *p)
     p[W_STATE] &= ~(uint64_t)ST_LANES;
 }
 
-void poly1305_blocks_neon(poly1305_state *st, const uint8_t *in, size_t len, unsigned padbit)
+void poly1305_blocks_neon(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in, size_t len, unsigned padbit)
 {
+    (void)kt;
     uint64_t *p = st->priv;
     size_t nb = len / POLY1305_BLOCK_BYTES;
     uint64_t pad = padbit ? 1 : 0;
@@ -464,8 +466,9 @@ static CHAPOLY_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
     chapoly_wipe(p, (s & ST_POW ? W_END : W_HEAD) * sizeof(uint64_t));
 }
 
-void poly1305_final_neon(poly1305_state *st, uint8_t tag[16])
+void poly1305_final_neon(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
 {
+    (void)kt;
     final_impl(st, tag);
     SCRUB_UNOPTIMISED();
 }

@@ -37,8 +37,9 @@ CHAPOLY_DEFINE_SCRUB(scrub_stack, SCRUB_BYTES)
 
 typedef unsigned __int128 u128;
 
-void poly1305_init_portable(poly1305_state *st, const uint8_t key[32])
+void poly1305_init_portable(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
 {
+    (void)kt;
     uint64_t *p = st->priv;
     uint64_t r0 = load64_le(key) & 0x0ffffffc0fffffffULL;
     uint64_t r1 = load64_le(key + 8) & 0x0ffffffc0ffffffcULL;
@@ -141,8 +142,9 @@ static CHAPOLY_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 
 #else /* 32-bit limbs */
 
-void poly1305_init_portable(poly1305_state *st, const uint8_t key[32])
+void poly1305_init_portable(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
 {
+    (void)kt;
     uint64_t *p = st->priv;
     /* r &= 0x0ffffffc0ffffffc0ffffffc0fffffff, split into 26-bit limbs */
     p[5] = (load32_le(key + 0)) & 0x3ffffff;
@@ -244,17 +246,19 @@ static CHAPOLY_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 
 #endif
 
-void poly1305_blocks_portable(poly1305_state *st, const uint8_t *in,
+void poly1305_blocks_portable(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
                               size_t len, unsigned padbit)
 {
+    (void)kt;
     if (len < POLY1305_BLOCK_BYTES)
         return;
     blocks_impl(st, in, len, padbit);
     scrub_stack();
 }
 
-void poly1305_final_portable(poly1305_state *st, uint8_t tag[16])
+void poly1305_final_portable(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
 {
+    (void)kt;
     final_impl(st, tag);
     scrub_stack();
 }

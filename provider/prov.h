@@ -42,12 +42,14 @@ enum { CHAPOLY_COUNTERS(CHAPOLY_CTR_ENUM_) CHAPOLY_NCOUNTERS };
 /* One per OSSL_LIB_CTX that loads the module; read-only after init except the counters. */
 typedef struct chapoly_provctx {
     const OSSL_CORE_HANDLE *handle;
-    const chapoly_kernels *k; /* chosen once at init */
+    const chapoly_kernels *k; /* chosen once at init: &table */
+    chapoly_kernels table;    /* the level, this CPU's profile, the forced paths */
+    char paths[192];          /* chapoly_kernels_describe(k): the path choices in use */
     int stats;                /* counters are touched only when set */
     int serve_all;            /* ChaCha20, ChaCha20-Poly1305, POLY1305 offered too (prov_main.c) */
     char *stats_file;         /* config key stats_file (with any %p), or NULL */
     struct chapoly_provctx *stats_next; /* instances counting in this process (prov_main.c) */
-    char buildinfo[384];      /* version, OpenSSL headers, kernel level and its features,
+    char buildinfo[576];      /* version, OpenSSL headers, kernel level and its features,
                                  what is served */
     /* atomic adds only; after buildinfo, so that counting threads do not
      * share a cache line with k and stats, which every call reads */

@@ -72,6 +72,7 @@ static const OSSL_ALGORITHM *chapoly_query(void *provctx, int operation_id,
 }
 
 #define PARAM_KERNEL "chapoly-kernel"
+#define PARAM_PATHS "chapoly-paths"
 
 #define CHAPOLY_CTR_NAME_(id, name) name,
 static const char *const counter_names[CHAPOLY_NCOUNTERS] = {
@@ -86,6 +87,7 @@ static const OSSL_PARAM chapoly_param_types[] = {
     OSSL_PARAM_DEFN(OSSL_PROV_PARAM_BUILDINFO, OSSL_PARAM_UTF8_PTR, NULL, 0),
     OSSL_PARAM_DEFN(OSSL_PROV_PARAM_STATUS, OSSL_PARAM_INTEGER, NULL, 0),
     OSSL_PARAM_DEFN(PARAM_KERNEL, OSSL_PARAM_UTF8_PTR, NULL, 0),
+    OSSL_PARAM_DEFN(PARAM_PATHS, OSSL_PARAM_UTF8_PTR, NULL, 0),
     CHAPOLY_COUNTERS(CHAPOLY_CTR_PARAM_)
     OSSL_PARAM_END
 };
@@ -121,6 +123,9 @@ static int chapoly_get_params(void *provctx, OSSL_PARAM params[])
         return 0;
     p = OSSL_PARAM_locate(params, PARAM_KERNEL);
     if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->k->name))
+        return 0;
+    p = OSSL_PARAM_locate(params, PARAM_PATHS);
+    if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->paths))
         return 0;
     for (int i = 0; i < CHAPOLY_NCOUNTERS; i++) {
         p = OSSL_PARAM_locate(params, counter_names[i]);
@@ -309,16 +314,18 @@ static const OSSL_DISPATCH chapoly_dispatch[] = {
 /* Keys a chapoly config section may hold: libcrypto's four, then ours. */
 enum {
     KEY_ACTIVATE, KEY_MODULE, KEY_IDENTITY, KEY_SOFT_LOAD, KEY_STATS, KEY_STATS_FILE, KEY_KERNEL,
-    KEY_SERVE, KEY_COUNT
+    KEY_SERVE, KEY_PATHS, KEY_COUNT
 };
 static const char *const config_keys[KEY_COUNT] = {
-    "activate", "module", "identity", "soft_load", "stats", "stats_file", "kernel", "serve"
+    "activate", "module", "identity", "soft_load", "stats", "stats_file", "kernel", "serve",
+    "paths"
 };
-#define CONFIG_KEYS_TEXT "activate, module, identity, soft_load, stats, stats_file, kernel, serve"
+#define CONFIG_KEYS_TEXT \
+    "activate, module, identity, soft_load, stats, stats_file, kernel, serve, paths"
 
 /* Once-per-process flags, one per kind of mistake. */
 static int warned_stats_key, warned_stats_env;
-static int warned_kernel_unknown, warned_kernel_missing, warned_serve;
+static int warned_kernel_unknown, warned_kernel_missing, warned_serve, warned_paths;
 static int config_checked; /* the unknown-key pass: at most one per process */
 
 static int first_time(int *flag)
@@ -499,7 +506,7 @@ static int serve_all_setting(const char *cfg_serve, const char *cfg_kernel,
             fprintf(stderr, "chapoly: config key \"serve\": unrecognised value \"%s\" (use all "
                             "or auto); treated as auto\n", cfg_serve);
     }
-    return all || k != chapoly_kernels_portable() ||
+    return all || strcmp(k->name, "portable") != 0 ||
            strcmp(kernel_request(cfg_kernel, NULL), "portable") == 0;
 }
 
@@ -523,6 +530,7 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
 {
     OSSL_FUNC_core_get_params_fn *core_get_params = NULL;
     const char *cfg[KEY_COUNT] = { NULL }, *prov_name = NULL, *warning = NULL;
+    const char *paths_warning = NULL;
     chapoly_provctx *pc;
 
     for (; in->function_id != 0; in++) {
@@ -553,16 +561,25 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     if (pc == NULL)
         return 0;
     pc->handle = handle;
-    pc->k = chapoly_kernels_select(cfg[KEY_KERNEL], &warning);
+    chapoly_kernels_build(&pc->table, cfg[KEY_KERNEL], cfg[KEY_PATHS], &warning, &paths_warning);
+    pc->k = &pc->table;
     if (warning != NULL)
         report_kernel(cfg[KEY_KERNEL], warning, pc->k);
+    if (paths_warning != NULL && first_time(&warned_paths))
+        fprintf(stderr, "chapoly: %s \"%s\": %s\n",
+                cfg[KEY_PATHS] != NULL && *cfg[KEY_PATHS] ? "config key \"paths\"" : "CHAPOLY_PATHS",
+                cfg[KEY_PATHS] != NULL && *cfg[KEY_PATHS] ? cfg[KEY_PATHS]
+                                                           : secure_getenv("CHAPOLY_PATHS"),
+                paths_warning);
+    chapoly_kernels_describe(pc->k, pc->paths, sizeof(pc->paths));
     pc->stats = stats_setting(cfg[KEY_STATS]);
     if (pc->stats && cfg[KEY_STATS_FILE] != NULL && *cfg[KEY_STATS_FILE] != '\0')
         pc->stats_file = OPENSSL_strdup(cfg[KEY_STATS_FILE]); /* NULL: no file, silently */
     pc->serve_all = serve_all_setting(cfg[KEY_SERVE], cfg[KEY_KERNEL], pc->k);
     snprintf(pc->buildinfo, sizeof(pc->buildinfo),
-             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s%s",
-             pc->k->name, pc->k->features != NULL ? pc->k->features : "?",
+             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s; "
+             "paths: %s%s",
+             pc->k->name, pc->k->features != NULL ? pc->k->features : "?", pc->paths,
              pc->serve_all ? ""
                            : "; serving XChaCha20-Poly1305 only: no SIMD kernel here, so "
                              "ChaCha20, ChaCha20-Poly1305 and POLY1305 are left to the default "

@@ -95,10 +95,10 @@ static void ref_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8
 
     for (int i = 0; i < 8; i++)
         kw[i] = le32(key + 4 * i);
-    p->chacha20_xor(block0, block0, 64, kw, ctr_nonce);
+    p->chacha20_xor(p, block0, block0, 64, kw, ctr_nonce);
     ctr_nonce[0] = 1;
     if (len > 0)
-        p->chacha20_xor(ct, pt, len, kw, ctr_nonce);
+        p->chacha20_xor(p, ct, pt, len, kw, ctr_nonce);
     memset(mac, 0, ap + cp + 16);
     if (aadlen > 0)
         memcpy(mac, aad, aadlen);
@@ -230,7 +230,7 @@ static void stream_diff(const chapoly_kernels *k)
             if (x) { /* the oracle's key: HChaCha20 from the portable level */
                 uint8_t sub[32];
 
-                chapoly_kernels_portable()->hchacha20(sub, key, nonce);
+                chapoly_kernels_portable()->hchacha20(chapoly_kernels_portable(), sub, key, nonce);
                 memset(n12, 0, 4);
                 memcpy(n12 + 4, nonce + 16, 8);
                 ref_seal(sub, n12, aadb, aadlen, pt, len, ct_ref, tag_ref);

@@ -1,6 +1,6 @@
 /*
- * test_kernels: the one-shot AEAD (seal/open), chapoly_chacha20_keyblock_xor and
- * chapoly_aead_xor_hash (the stitched kernel where a level has one) at one
+ * test_kernels: the one-shot AEAD (seal/open), chacha20_keyblock_xor and
+ * aead_xor_hash (the stitched kernel where a level has one) at one
  * level, against the vector files (aead_known/aead_reject, called from
  * test_kernels_vectors.c) and against the portable level.
  */
@@ -175,7 +175,7 @@ static void aead_case(const chapoly_kernels *k, size_t aadlen, size_t len)
 }
 
 /*
- * chapoly_chacha20_keyblock_xor (key block + text in one call's shapes) against
+ * chacha20_keyblock_xor (key block + text in one call's shapes) against
  * portable ChaCha20 over [64 zero bytes || text]: the key block, the text,
  * and nothing written around either.
  */
@@ -194,7 +194,7 @@ static void keyblock_xor_case(const chapoly_kernels *k, size_t len, size_t i)
     ctr_nonce[3] = (uint32_t)rnd64();
     memset(rbuf, 0, 64);
     memcpy(rbuf + 64, src, len);
-    P->chacha20_xor(rbuf, rbuf, 64 + len, kw, ctr_nonce);
+    P->chacha20_xor(P, rbuf, rbuf, 64 + len, kw, ctr_nonce);
 
     uint8_t *o = tout + 64 + off;
     memset(tout, SENT, len + 192);
@@ -228,7 +228,7 @@ void keyblock_xor_diff(const chapoly_kernels *k)
 }
 
 /*
- * chapoly_aead_xor_hash (the stitched kernel where a level has one) against
+ * aead_xor_hash (the stitched kernel where a level has one) against
  * portable ChaCha20 then Poly1305: the hash enters in every form a state
  * can have (nothing hashed, a scalar prefix, 8 or 16 pending lanes, key
  * powers already built) and more blocks follow, so the lanes it leaves are
@@ -255,22 +255,22 @@ static void xor_hash_case(const chapoly_kernels *k, size_t prefix, size_t kib, s
     ctr_nonce[3] = (uint32_t)rnd64();
 
     /* reference */
-    P->poly1305_init(&rs_, pkey);
+    P->poly1305_init(P, &rs_, pkey);
     if (prefix)
-        P->poly1305_blocks(&rs_, prefix_data, prefix, 1);
+        P->poly1305_blocks(P, &rs_, prefix_data, prefix, 1);
     if (prev_ciphertext)
-        P->poly1305_blocks(&rs_, prev_ciphertext, 1024, 1);
-    P->chacha20_xor(rbuf, src, len, kw, ctr_nonce);
-    P->poly1305_blocks(&rs_, enc ? rbuf : src, len, 1);
+        P->poly1305_blocks(P, &rs_, prev_ciphertext, 1024, 1);
+    P->chacha20_xor(P, rbuf, src, len, kw, ctr_nonce);
+    P->poly1305_blocks(P, &rs_, enc ? rbuf : src, len, 1);
     if (post)
-        P->poly1305_blocks(&rs_, postfix_data, post, 1);
-    P->poly1305_final(&rs_, rtag);
+        P->poly1305_blocks(P, &rs_, postfix_data, post, 1);
+    P->poly1305_final(P, &rs_, rtag);
 
     uint8_t *o = tout + 64 + off;
     memset(tout, SENT, len + 192);
-    k->poly1305_init(&ks_, pkey);
+    k->poly1305_init(k, &ks_, pkey);
     if (prefix)
-        k->poly1305_blocks(&ks_, prefix_data, prefix, 1);
+        k->poly1305_blocks(k, &ks_, prefix_data, prefix, 1);
     if (inplace) {
         memcpy(o, src, len);
         k_xor_hash(k, o, o, len, kw, ctr_nonce, &ks_, prev_ciphertext, enc);
@@ -279,8 +279,8 @@ static void xor_hash_case(const chapoly_kernels *k, size_t prefix, size_t kib, s
         k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, ctr_nonce, &ks_, prev_ciphertext, enc);
     }
     if (post)
-        k->poly1305_blocks(&ks_, postfix_data, post, 1);
-    k->poly1305_final(&ks_, tag);
+        k->poly1305_blocks(k, &ks_, postfix_data, post, 1);
+    k->poly1305_final(k, &ks_, tag);
     CHECK(memcmp(o, rbuf, len) == 0,
           "%s aead_xor_hash output differs: %s prefix %zu, %zu KiB, ctr %08x%s", k->name,
           enc ? "enc" : "dec", prefix, kib, ctr_nonce[0], inplace ? " in place" : "");
@@ -310,7 +310,7 @@ void xor_hash_diff(const chapoly_kernels *k)
 }
 
 /*
- * chapoly_aead_xor_hash_range (the level's kernel where it has one)
+ * aead_xor_hash_range (the level's kernel or the generic split form)
  * against portable ChaCha20 then Poly1305: pre bytes of ciphertext just
  * before the text's (out sealing, in opening), len bytes of text (any
  * length), the first hash_len of its ciphertext hashed; the hash enters
@@ -339,25 +339,25 @@ static void xor_hash_range_case(const chapoly_kernels *k, size_t prefix, size_t 
     ctr_nonce[3] = (uint32_t)rnd64();
 
     /* reference */
-    P->poly1305_init(&rs_, pkey);
+    P->poly1305_init(P, &rs_, pkey);
     if (prefix)
-        P->poly1305_blocks(&rs_, prefix_data, prefix, 1);
+        P->poly1305_blocks(P, &rs_, prefix_data, prefix, 1);
     if (pre)
-        P->poly1305_blocks(&rs_, pre_data, pre, 1);
+        P->poly1305_blocks(P, &rs_, pre_data, pre, 1);
     if (len)
-        P->chacha20_xor(rbuf, src, len, kw, ctr_nonce);
+        P->chacha20_xor(P, rbuf, src, len, kw, ctr_nonce);
     if (hash_len)
-        P->poly1305_blocks(&rs_, enc ? rbuf : src, hash_len, 1);
+        P->poly1305_blocks(P, &rs_, enc ? rbuf : src, hash_len, 1);
     if (post)
-        P->poly1305_blocks(&rs_, postfix_data, post, 1);
-    P->poly1305_final(&rs_, rtag);
+        P->poly1305_blocks(P, &rs_, postfix_data, post, 1);
+    P->poly1305_final(P, &rs_, rtag);
 
     /* out at tout + 64 + pre + off; sealing, the pre bytes just before it */
     uint8_t *o = tout + 64 + 1024 + off, *x = tin + 64 + 1024 + (off ^ 9);
     memset(tout, SENT, 64 + 1024 + off + len + 64);
-    k->poly1305_init(&ks_, pkey);
+    k->poly1305_init(k, &ks_, pkey);
     if (prefix)
-        k->poly1305_blocks(&ks_, prefix_data, prefix, 1);
+        k->poly1305_blocks(k, &ks_, prefix_data, prefix, 1);
     if (inplace) {
         memcpy(o - pre, pre_data, pre);
         memcpy(o, src, len);
@@ -368,8 +368,8 @@ static void xor_hash_range_case(const chapoly_kernels *k, size_t prefix, size_t 
         k_xor_hash_range(k, o, x, len, pre, hash_len, kw, ctr_nonce, &ks_, enc);
     }
     if (post)
-        k->poly1305_blocks(&ks_, postfix_data, post, 1);
-    k->poly1305_final(&ks_, tag);
+        k->poly1305_blocks(k, &ks_, postfix_data, post, 1);
+    k->poly1305_final(k, &ks_, tag);
     CHECK(len == 0 || memcmp(o, rbuf, len) == 0,
           "%s aead_xor_hash_range output differs: %s, %zu bytes, ctr %08x%s", k->name,
           enc ? "enc" : "dec", len, ctr_nonce[0], inplace ? " in place" : "");
@@ -420,7 +420,7 @@ void xor_hash_range_diff(const chapoly_kernels *k)
 }
 
 /*
- * chapoly_aead_first_xor_hash (the level's kernel where it has one)
+ * aead_first_xor_hash (the level's kernel or the generic composition)
  * against portable ChaCha20 and Poly1305: the key block at the counter,
  * the AAD zero-padded, len bytes of text from the next counter and the
  * first hash_len bytes of its ciphertext, then more blocks. Output, guard
@@ -447,19 +447,19 @@ static void first_xor_hash_case(const chapoly_kernels *k, size_t aadlen, size_t 
     next[0]++; /* mod 2^32 */
 
     /* reference */
-    P->chacha20_xor(kblock, kblock, 64, kw, ctr_nonce);
-    P->poly1305_init(&rs_, kblock);
+    P->chacha20_xor(P, kblock, kblock, 64, kw, ctr_nonce);
+    P->poly1305_init(P, &rs_, kblock);
     if (whole)
-        P->poly1305_blocks(&rs_, aad, whole, 1);
+        P->poly1305_blocks(P, &rs_, aad, whole, 1);
     if (aadlen > whole) {
         memcpy(pad, aad + whole, aadlen - whole);
-        P->poly1305_blocks(&rs_, pad, 16, 1);
+        P->poly1305_blocks(P, &rs_, pad, 16, 1);
     }
-    P->chacha20_xor(rbuf, src, len, kw, next);
-    P->poly1305_blocks(&rs_, enc ? rbuf : src, hash_len, 1);
+    P->chacha20_xor(P, rbuf, src, len, kw, next);
+    P->poly1305_blocks(P, &rs_, enc ? rbuf : src, hash_len, 1);
     if (post)
-        P->poly1305_blocks(&rs_, postfix_data, post, 1);
-    P->poly1305_final(&rs_, rtag);
+        P->poly1305_blocks(P, &rs_, postfix_data, post, 1);
+    P->poly1305_final(P, &rs_, rtag);
 
     uint8_t *o = tout + 64 + off, *x = tin + 64 + (off ^ 9);
     memset(tout, SENT, 64 + off + len + 64);
@@ -471,8 +471,8 @@ static void first_xor_hash_case(const chapoly_kernels *k, size_t aadlen, size_t 
     }
     k_first_xor_hash(k, o, x, len, hash_len, aad, aadlen, kw, ctr_nonce, &ks_, enc);
     if (post)
-        k->poly1305_blocks(&ks_, postfix_data, post, 1);
-    k->poly1305_final(&ks_, tag);
+        k->poly1305_blocks(k, &ks_, postfix_data, post, 1);
+    k->poly1305_final(k, &ks_, tag);
     CHECK(memcmp(o, rbuf, len) == 0,
           "%s aead_first_xor_hash output differs: %s, aad %zu, %zu bytes, ctr %08x%s", k->name,
           enc ? "enc" : "dec", aadlen, len, ctr_nonce[0], inplace ? " in place" : "");

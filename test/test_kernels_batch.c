@@ -33,7 +33,7 @@ void multi_blocks_diff(const chapoly_kernels *k)
     static uint8_t out_buf[MB_MAX * 64 + 64 + GUARD], ref[MB_MAX * 64];
     chapoly_kernels composed = *k;
 
-    composed.chacha20_multi_blocks = NULL;
+    composed.chacha20_multi_blocks = chapoly_generic_chacha20_multi_blocks;
     for (size_t round = 0; round < 6; round++) {
         for (size_t n = 0; n <= MB_MAX; n++) {
             uint32_t *states = states_buf + rnd_below(16);
@@ -63,7 +63,7 @@ void multi_blocks_diff(const chapoly_kernels *k)
             CHECK(meq(states, copy, n * 64), "chacha20_multi_blocks n=%zu changed its states", n);
             if (round == 0) {
                 memset(out, 0, n * 64);
-                chapoly_chacha20_multi_blocks(&composed, out, states, n);
+                composed.chacha20_multi_blocks(&composed, out, states, n);
                 CHECK(meq(out, ref, n * 64), "composed multi blocks n=%zu differ", n);
             }
         }
@@ -145,7 +145,7 @@ void batch_core_diff(const chapoly_kernels *k)
                     uint8_t *exp = xalloc(len[i] + 1);
 
                     if (x) {
-                        P->hchacha20(sub, key, nonce[i]);
+                        P->hchacha20(P, sub, key, nonce[i]);
                         chapoly_load_key(kw, sub);
                         memset(n12, 0, 4);
                         memcpy(n12 + 4, nonce[i] + 16, 8);
@@ -240,22 +240,22 @@ void poly_multi_diff(const chapoly_kernels *k)
             rnd_bytes(key[i], 32);
             pre[i] = rnd_below(4) == 0 ? 16 * (rnd_below(3) == 0 ? 40 : 1 + rnd_below(5)) : 0;
             pre_in[i] = pool_at(pre[i]);
-            k->poly1305_init(&st[i], key[i]);
+            k->poly1305_init(k, &st[i], key[i]);
             if (pre[i] > 0)
-                k->poly1305_blocks(&st[i], pre_in[i], pre[i], 1);
+                k->poly1305_blocks(k, &st[i], pre_in[i], pre[i], 1);
             len[i] = 16 * (round & 1 ? 8 : rnd_below(71));
             in[i] = pool_at(len[i]);
             sp[i] = &st[i];
         }
         k_poly_multi(k, sp, in, len, n);
         for (size_t i = 0; i < n; i++) {
-            k->poly1305_final(&st[i], tag);
-            P->poly1305_init(&ref, key[i]);
+            k->poly1305_final(k, &st[i], tag);
+            P->poly1305_init(P, &ref, key[i]);
             if (pre[i] > 0)
-                P->poly1305_blocks(&ref, pre_in[i], pre[i], 1);
+                P->poly1305_blocks(P, &ref, pre_in[i], pre[i], 1);
             if (len[i] > 0)
-                P->poly1305_blocks(&ref, in[i], len[i], 1);
-            P->poly1305_final(&ref, rtag);
+                P->poly1305_blocks(P, &ref, in[i], len[i], 1);
+            P->poly1305_final(P, &ref, rtag);
             CHECK(meq(tag, rtag, 16), "poly1305_multi_blocks n=%zu state %zu (%zu blocks after "
                   "%zu): tag differs from the portable Poly1305", n, i, len[i] / 16, pre[i] / 16);
         }

@@ -44,7 +44,7 @@ static void chacha_case(const chapoly_kernels *k, size_t len, uint32_t ctr)
     ctr_nonce[0] = ctr;
     for (int i = 1; i < 4; i++)
         ctr_nonce[i] = (uint32_t)rnd64();
-    P->chacha20_xor(rbuf, in, len, key, ctr_nonce);
+    P->chacha20_xor(P, rbuf, in, len, key, ctr_nonce);
 
     /* out of place, unaligned, guard bytes around the output */
     memcpy(tin + 64 + ioff, in, len);
@@ -119,7 +119,7 @@ void hchacha_diff(const chapoly_kernels *k)
             memset(key_bytes + ko, i & 1 ? 0xff : 0, 32);
             memset(nb + no, i & 2 ? 0xff : 0, 16);
         }
-        P->hchacha20(ref, key_bytes + ko, nb + no);
+        P->hchacha20(P, ref, key_bytes + ko, nb + no);
         k_hchacha(k, sb + so, key_bytes + ko, nb + no);
         CHECK(memcmp(ref, sb + so, 32) == 0, "%s hchacha20 differs from portable (case %d)", k->name, i);
     }

@@ -350,9 +350,9 @@ enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
-    "chapoly_aead_seal", "chapoly_aead_open", "chapoly_aead_xor_hash",
-    "chapoly_chacha20_keyblock_xor", "chacha20_multi_blocks", "poly1305_multi_blocks",
-    "chapoly_aead_xor_hash_range", "chapoly_aead_first_xor_hash"
+    "chapoly_aead_seal", "chapoly_aead_open", "aead_xor_hash",
+    "chacha20_keyblock_xor", "chacha20_multi_blocks", "poly1305_multi_blocks",
+    "aead_xor_hash_range", "aead_first_xor_hash"
 };
 static struct {
     unsigned long calls, dirty;
@@ -427,7 +427,7 @@ void k_chacha(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t 
               const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     k_before();
-    k->chacha20_xor(out, in, len, key, ctr_nonce);
+    k->chacha20_xor(k, out, in, len, key, ctr_nonce);
     k_after(F_CHACHA, len);
 }
 
@@ -435,7 +435,7 @@ void k_hchacha(const chapoly_kernels *k, uint8_t sub[32], const uint8_t key[32],
                const uint8_t nonce[16])
 {
     k_before();
-    k->hchacha20(sub, key, nonce);
+    k->hchacha20(k, sub, key, nonce);
     k_after(F_HCHACHA, 32);
 }
 
@@ -450,11 +450,11 @@ void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32]
     size_t whole = len & ~(size_t)15;
 
     k_before();
-    k->poly1305_init(&st, key);
+    k->poly1305_init(k, &st, key);
     k_after(F_PINIT, len);
     if (whole) {
         k_before();
-        k->poly1305_blocks(&st, m, whole, 1);
+        k->poly1305_blocks(k, &st, m, whole, 1);
         k_after(F_PBLOCKS, whole);
     }
     if (len & 15) {
@@ -462,11 +462,11 @@ void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32]
         memcpy(b, m + whole, len & 15);
         b[len & 15] = 1;
         k_before();
-        k->poly1305_blocks(&st, b, 16, 0);
+        k->poly1305_blocks(k, &st, b, 16, 0);
         k_after(F_PBLOCKS, 16);
     }
     k_before();
-    k->poly1305_final(&st, tag);
+    k->poly1305_final(k, &st, tag);
     k_after(F_PFINAL, len);
 }
 
@@ -530,7 +530,7 @@ void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_
                 const uint8_t *prev_ciphertext, int enc)
 {
     k_before();
-    chapoly_aead_xor_hash(k, out, in, len, key, ctr_nonce, st, prev_ciphertext, enc);
+    k->aead_xor_hash(k, out, in, len, key, ctr_nonce, st, prev_ciphertext, enc);
     k_after(F_XORHASH, len);
 }
 
@@ -539,7 +539,7 @@ void k_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
                       const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
 {
     k_before();
-    chapoly_aead_xor_hash_range(k, out, in, len, pre, hash_len, key, ctr_nonce, st, enc);
+    k->aead_xor_hash_range(k, out, in, len, pre, hash_len, key, ctr_nonce, st, enc);
     k_after(F_XORHASH_RANGE, len);
 }
 
@@ -548,7 +548,7 @@ void k_first_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
                       const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
 {
     k_before();
-    chapoly_aead_first_xor_hash(k, out, in, len, hash_len, aad, aadlen, key, ctr_nonce, st, enc);
+    k->aead_first_xor_hash(k, out, in, len, hash_len, aad, aadlen, key, ctr_nonce, st, enc);
     k_after(F_FIRST_XORHASH, len);
 }
 
@@ -557,14 +557,14 @@ void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *ou
                     const uint32_t ctr_nonce[4])
 {
     k_before();
-    chapoly_chacha20_keyblock_xor(k, key_block, out, in, len, key, ctr_nonce);
+    k->chacha20_keyblock_xor(k, key_block, out, in, len, key, ctr_nonce);
     k_after(F_KEYBLOCK_XOR, len);
 }
 
 void k_multi_blocks(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n)
 {
     k_before();
-    chapoly_chacha20_multi_blocks(k, out, states, n);
+    k->chacha20_multi_blocks(k, out, states, n);
     k_after(F_MULTI, 64 * n);
 }
 
@@ -572,12 +572,12 @@ void k_poly_multi(const chapoly_kernels *k, poly1305_state *const st[], const ui
                   const size_t len[], size_t n)
 {
     k_before();
-    chapoly_poly1305_multi_blocks(k, st, in, len, n);
+    k->poly1305_multi_blocks(k, st, in, len, n);
     k_after(F_PMULTI, n);
 }
 
 void chacha20_xor_portable_ref(uint8_t block[64], const uint32_t key[8],
                                const uint32_t ctr_nonce[4])
 {
-    P->chacha20_xor(block, block, 64, key, ctr_nonce);
+    P->chacha20_xor(P, block, block, 64, key, ctr_nonce);
 }

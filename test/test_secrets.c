@@ -22,7 +22,7 @@
  * And after each call of aead_xor_hash_range (0..3136 bytes, 0 to 1024
  * bytes of ciphertext before, seal in place, open in place and not) and
  * aead_first_xor_hash (449..3136 bytes, AAD 0 and 70), the level's entry
- * or, where it has none, the composition in optional_kernels.c: the words
+ * or, where it has none, the composition in generic.c: the words
  * above, the hash after each block and the keystream past the text.
  */
 #include <stdlib.h>
@@ -613,11 +613,11 @@ static void kernel_op(void *arg)
     const struct kop *o = arg;
 
     if (o->which == 0)
-        o->k->poly1305_init(&kst, kkey);
+        o->k->poly1305_init(o->k, &kst, kkey);
     else if (o->which == 1)
-        o->k->poly1305_blocks(&kst, o->in, o->len, o->padbit);
+        o->k->poly1305_blocks(o->k, &kst, o->in, o->len, o->padbit);
     else
-        o->k->poly1305_final(&kst, ktag);
+        o->k->poly1305_final(o->k, &kst, ktag);
 }
 
 static _Alignas(64) poly1305_state kref, ksnap[3];
@@ -658,14 +658,14 @@ static void kernel_poly_stack(const chapoly_kernels *k)
         t_rand_bytes(kkey, sizeof(kkey));
         t_rand_bytes(kmsg, sizeof(kmsg));
         /* the same calls off-scan first: the states after each, and the tag */
-        k->poly1305_init(&kref, kkey);
+        k->poly1305_init(k, &kref, kkey);
         ksnap[0] = kref;
-        k->poly1305_blocks(&kref, kmsg, 16 * n1, 1);
+        k->poly1305_blocks(k, &kref, kmsg, 16 * n1, 1);
         ksnap[1] = kref;
         if (n2 > 0)
-            k->poly1305_blocks(&kref, kmsg + 16 * n1, 16 * n2, pad2);
+            k->poly1305_blocks(k, &kref, kmsg + 16 * n1, 16 * n2, pad2);
         ksnap[2] = kref;
-        k->poly1305_final(&kref, tag);
+        k->poly1305_final(k, &kref, tag);
 
         kernel_words(tag, NULL, &ksnap[0]);
         snprintf(what, sizeof(what), "kernel poly1305_init");
@@ -710,7 +710,7 @@ static void multi_op(void *arg)
         st[i] = &kst8[i];
         in[i] = kmsg + 256 * i;
     }
-    k->poly1305_multi_blocks(st, in, kmulti_len, 8);
+    k->poly1305_multi_blocks(k, st, in, kmulti_len, 8);
 }
 
 static void kernel_poly_multi_stack(const chapoly_kernels *k)
@@ -723,7 +723,7 @@ static void kernel_poly_multi_stack(const chapoly_kernels *k)
     };
     char what[96];
 
-    for (size_t c = 0; k->poly1305_multi_blocks != NULL && c < sizeof(lens) / sizeof(lens[0]);
+    for (size_t c = 0; c < sizeof(lens) / sizeof(lens[0]);
          c++) {
         poly1305_state *st[8];
         const uint8_t *in[8];
@@ -732,13 +732,13 @@ static void kernel_poly_multi_stack(const chapoly_kernels *k)
         nwords = 0;
         for (int i = 0; i < 8; i++) {
             t_rand_bytes(kkeys[i], 32);
-            k->poly1305_init(&kst8[i], kkeys[i]);
+            k->poly1305_init(k, &kst8[i], kkeys[i]);
             kref8[i] = kst8[i];
             st[i] = &kref8[i];
             in[i] = kmsg + 256 * i;
             add_poly_words(kkeys[i], NULL);
         }
-        k->poly1305_multi_blocks(st, in, lens[c], 8); /* off-scan: the states after */
+        k->poly1305_multi_blocks(k, st, in, lens[c], 8); /* off-scan: the states after */
         for (int i = 0; i < 8; i++)
             add_state_words(&kref8[i], "state word (after the call)");
         kmulti_len = lens[c];
@@ -767,13 +767,13 @@ static void chacha_op(void *arg)
     const struct cop *o = arg;
 
     if (o->which == 0)
-        o->k->chacha20_xor(cout, cin, o->len, ckey, ccn);
+        o->k->chacha20_xor(o->k, cout, cin, o->len, ckey, ccn);
     else if (o->which == 1)
-        o->k->chacha20_keyblock_xor(ckb, cout, cin, o->len, ckey, ccn);
+        o->k->chacha20_keyblock_xor(o->k, ckb, cout, cin, o->len, ckey, ccn);
     else if (o->which == 3)
-        o->k->chacha20_multi_blocks(cout, cstates, o->len); /* len: blocks */
+        o->k->chacha20_multi_blocks(o->k, cout, cstates, o->len); /* len: blocks */
     else
-        o->k->hchacha20(csub, chkey, chnonce);
+        o->k->hchacha20(o->k, csub, chkey, chnonce);
 }
 
 /* Reference ChaCha20 rounds (RFC 8439 2.3), in the test: no kernel code. */
@@ -897,7 +897,7 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
         T_OK(ok, "%s: output differs from the reference", what);
     }
     /* the key block and 0.. blocks after it, as the AEAD calls it */
-    for (size_t i = 0; k->chacha20_keyblock_xor != NULL && i < sizeof(kblens) / sizeof(kblens[0]); i++) {
+    for (size_t i = 0; i < sizeof(kblens) / sizeof(kblens[0]); i++) {
         size_t len = kblens[i];
         struct cop o = { k, 1, len };
         int ok = 1;
@@ -914,7 +914,7 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
     }
     /* n blocks of (ckey, ccn) from their input states: every shape of the batch kernels */
     static const size_t mbns[] = { 1, 2, 3, 4, 5, 8, 16, 20, 32 };
-    for (size_t i = 0; k->chacha20_multi_blocks != NULL && i < sizeof(mbns) / sizeof(mbns[0]); i++) {
+    for (size_t i = 0; i < sizeof(mbns) / sizeof(mbns[0]); i++) {
         size_t nb = mbns[i];
         struct cop o = { k, 3, nb };
 
@@ -977,7 +977,7 @@ static void xor_hash_op(void *arg)
 {
     const struct xop *o = arg;
 
-    o->k->aead_xor_hash(xout, xin, o->len, ckey, ccn, &xst, o->pre, o->enc);
+    o->k->aead_xor_hash(o->k, xout, xin, o->len, ckey, ccn, &xst, o->pre, o->enc);
 }
 
 /*
@@ -1047,7 +1047,7 @@ static void xor_hash_step_words(const chapoly_kernels *k, const uint8_t *pre,
 
     for (size_t off = pre != NULL ? 0 : 1024; off < 1024 + len; off += 256) {
         prev = r;
-        k->poly1305_blocks(&r, off < 1024 ? pre + off : hashed + off - 1024, 256, 1);
+        k->poly1305_blocks(k, &r, off < 1024 ? pre + off : hashed + off - 1024, 256, 1);
         for (int i = 0; i < POLY1305_PRIV_WORDS; i++)
             if (r.priv[i] != prev.priv[i] && (r.priv[i] >> 40) != 0)
                 add_word_idx(r.priv[i], "hash lane word within the call", i);
@@ -1080,7 +1080,7 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
     const chapoly_kernels *P = chapoly_kernels_by_name("portable");
     char what[128];
 
-    if (k->aead_xor_hash == NULL || P == NULL)
+    if (P == NULL)
         return;
     for (size_t ki = 0; ki < sizeof(kibs) / sizeof(kibs[0]); ki++)
         for (size_t pi = 0; pi < sizeof(pres) / sizeof(pres[0]); pi++)
@@ -1101,19 +1101,19 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                 t_rand_bytes(kmsg, sizeof(kmsg));
 
                 /* off-scan: the states before and after, the tag, and the reference */
-                k->poly1305_init(&xsnap[0], kkey);
-                k->poly1305_blocks(&xsnap[0], kmsg, 16 * pres[pi], 1);
+                k->poly1305_init(k, &xsnap[0], kkey);
+                k->poly1305_blocks(k, &xsnap[0], kmsg, 16 * pres[pi], 1);
                 xsnap[1] = xsnap[0];
-                k->aead_xor_hash(xref, xin, len, ckey, ccn, &xsnap[1], pre, enc);
+                k->aead_xor_hash(k, xref, xin, len, ckey, ccn, &xsnap[1], pre, enc);
                 r = xsnap[1];
-                k->poly1305_final(&r, tag);
-                P->chacha20_xor(xref, xin, len, ckey, ccn);
-                P->poly1305_init(&r, kkey);
-                P->poly1305_blocks(&r, kmsg, 16 * pres[pi], 1);
+                k->poly1305_final(k, &r, tag);
+                P->chacha20_xor(P, xref, xin, len, ckey, ccn);
+                P->poly1305_init(P, &r, kkey);
+                P->poly1305_blocks(P, &r, kmsg, 16 * pres[pi], 1);
                 if (pre != NULL)
-                    P->poly1305_blocks(&r, xpre, sizeof(xpre), 1);
-                P->poly1305_blocks(&r, enc ? xref : xin, len, 1);
-                P->poly1305_final(&r, rtag);
+                    P->poly1305_blocks(P, &r, xpre, sizeof(xpre), 1);
+                P->poly1305_blocks(P, &r, enc ? xref : xin, len, 1);
+                P->poly1305_final(P, &r, rtag);
                 T_EQ_MEM(tag, rtag, 16, "aead_xor_hash tag, %zu KiB, mode %d, %zu blocks before",
                          kibs[ki], mode, pres[pi]);
 
@@ -1137,7 +1137,7 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                          pres[pi]);
                 check_op(xor_hash_op, &o, what);
                 T_EQ_MEM(xout, xref, len, "%s: output", what);
-                k->poly1305_final(&xst, xtag);
+                k->poly1305_final(k, &xst, xtag);
                 T_EQ_MEM(xtag, tag, 16, "%s: tag", what);
             }
     nwords = 0;
@@ -1158,23 +1158,17 @@ struct rop {
     int enc;
 };
 
-/* The table's entry where it has one, else the portable composition (optional_kernels.c). */
+/* The table's entry: the level's kernel or the generic composition (generic.c). */
 static void range_op(void *arg)
 {
     const struct rop *o = arg;
 
-    if (o->first && o->k->aead_first_xor_hash != NULL)
-        o->k->aead_first_xor_hash(o->out, o->in, o->len, o->hash_len, raad, o->aadlen, ckey,
+    if (o->first)
+        o->k->aead_first_xor_hash(o->k, o->out, o->in, o->len, o->hash_len, raad, o->aadlen, ckey,
                                   ccn, &xst, o->enc);
-    else if (o->first)
-        chapoly_aead_first_xor_hash(o->k, o->out, o->in, o->len, o->hash_len, raad, o->aadlen,
-                                    ckey, ccn, &xst, o->enc);
-    else if (o->k->aead_xor_hash_range != NULL)
-        o->k->aead_xor_hash_range(o->out, o->in, o->len, o->pre, o->hash_len, ckey, ccn, &xst,
-                                  o->enc);
     else
-        chapoly_aead_xor_hash_range(o->k, o->out, o->in, o->len, o->pre, o->hash_len, ckey, ccn,
-                                    &xst, o->enc);
+        o->k->aead_xor_hash_range(o->k, o->out, o->in, o->len, o->pre, o->hash_len, ckey, ccn, &xst,
+                                  o->enc);
 }
 
 /*
@@ -1195,7 +1189,7 @@ static void range_words(const chapoly_kernels *k, const poly1305_state *before,
         r = *before;
         for (size_t b = 0; b < hash_blocks; b++) {
             prev = r;
-            k->poly1305_blocks(&r, hashed + 16 * b, 16, 1);
+            k->poly1305_blocks(k, &r, hashed + 16 * b, 16, 1);
             for (int i = 0; i < POLY1305_PRIV_WORDS; i++)
                 if (r.priv[i] != prev.priv[i] && (r.priv[i] >> 40) != 0)
                     add_word_idx(r.priv[i], "hash word within the call", i);
@@ -1261,19 +1255,19 @@ static void kernel_range_stack(const chapoly_kernels *k)
 
                 /* the reference: portable ChaCha20 and Poly1305 in the order the entry describes */
                 memcpy(rref, rbuf, sizeof(rref));
-                P->chacha20_xor(rref + 1024, rref + 1024, len, ckey, ccn);
-                P->poly1305_init(&r, kkey);
-                P->poly1305_blocks(&r, kmsg, 16 * bb, 1);
+                P->chacha20_xor(P, rref + 1024, rref + 1024, len, ckey, ccn);
+                P->poly1305_init(P, &r, kkey);
+                P->poly1305_blocks(P, &r, kmsg, 16 * bb, 1);
                 if (pre + hash_len > 0)
-                    P->poly1305_blocks(&r, (enc ? rref : rbuf) + 1024 - pre, pre + hash_len, 1);
-                P->poly1305_final(&r, rtag);
+                    P->poly1305_blocks(P, &r, (enc ? rref : rbuf) + 1024 - pre, pre + hash_len, 1);
+                P->poly1305_final(P, &r, rtag);
                 /* off-scan: the level's states before and after, its tag */
-                k->poly1305_init(&rsnap[0], kkey);
-                k->poly1305_blocks(&rsnap[0], kmsg, 16 * bb, 1);
+                k->poly1305_init(k, &rsnap[0], kkey);
+                k->poly1305_blocks(k, &rsnap[0], kmsg, 16 * bb, 1);
                 r = rsnap[0];
-                k->poly1305_blocks(&r, (enc ? rref : rbuf) + 1024 - pre, pre + hash_len, 1);
+                k->poly1305_blocks(k, &r, (enc ? rref : rbuf) + 1024 - pre, pre + hash_len, 1);
                 rsnap[1] = r;
-                k->poly1305_final(&r, tag);
+                k->poly1305_final(k, &r, tag);
                 T_EQ_MEM(tag, rtag, 16, "aead_xor_hash_range reference tag, %zu bytes", len);
 
                 kernel_words(tag, &rsnap[0], &rsnap[1]);
@@ -1281,14 +1275,13 @@ static void kernel_range_stack(const chapoly_kernels *k)
                             (len + 63) / 64, len);
                 xst = rsnap[0];
                 snprintf(what, sizeof(what),
-                         "kernel aead_xor_hash_range%s, %s%s, %zu bytes, pre %zu, hash %zu, "
+                         "kernel aead_xor_hash_range, %s%s, %zu bytes, pre %zu, hash %zu, "
                          "%zu blocks before",
-                         k->aead_xor_hash_range != NULL ? "" : " (composed)",
                          enc ? "seal" : "open", out == base ? " in place" : "", len, pre,
                          hash_len, bb);
                 check_op(range_op, &o, what);
                 T_EQ_MEM(out, rref + 1024, len, "%s: output", what);
-                k->poly1305_final(&xst, xtag);
+                k->poly1305_final(k, &xst, xtag);
                 T_EQ_MEM(xtag, rtag, 16, "%s: tag", what);
             }
     nwords = 0;
@@ -1331,28 +1324,28 @@ static void kernel_first_stack(const chapoly_kernels *k)
 
                 /* the reference: portable key block, AAD padded, text, hash */
                 memset(otk, 0, sizeof(otk));
-                P->chacha20_xor(otk, otk, 64, ckey, ccn);
+                P->chacha20_xor(P, otk, otk, 64, ckey, ccn);
                 memcpy(rref, rbuf, sizeof(rref));
                 ccn[0]++;
-                P->chacha20_xor(rref + 1024, rref + 1024, len, ckey, ccn);
+                P->chacha20_xor(P, rref + 1024, rref + 1024, len, ckey, ccn);
                 ccn[0]--;
-                P->poly1305_init(&r, otk);
+                P->poly1305_init(P, &r, otk);
                 if (aadlen >= 16)
-                    P->poly1305_blocks(&r, raad, aadlen & ~(size_t)15, 1);
+                    P->poly1305_blocks(P, &r, raad, aadlen & ~(size_t)15, 1);
                 if (aadlen % 16 != 0) {
                     memcpy(pad, raad + (aadlen & ~(size_t)15), aadlen % 16);
-                    P->poly1305_blocks(&r, pad, 16, 1);
+                    P->poly1305_blocks(P, &r, pad, 16, 1);
                 }
-                P->poly1305_blocks(&r, (enc ? rref : rbuf) + 1024, hash_len, 1);
-                P->poly1305_final(&r, tag);
+                P->poly1305_blocks(P, &r, (enc ? rref : rbuf) + 1024, hash_len, 1);
+                P->poly1305_final(P, &r, tag);
                 /* off-scan: the level's state after */
-                k->poly1305_init(&rsnap[1], otk);
+                k->poly1305_init(k, &rsnap[1], otk);
                 if (aadlen >= 16)
-                    k->poly1305_blocks(&rsnap[1], raad, aadlen & ~(size_t)15, 1);
+                    k->poly1305_blocks(k, &rsnap[1], raad, aadlen & ~(size_t)15, 1);
                 if (aadlen % 16 != 0)
-                    k->poly1305_blocks(&rsnap[1], pad, 16, 1);
+                    k->poly1305_blocks(k, &rsnap[1], pad, 16, 1);
                 rsnap[0] = rsnap[1];
-                k->poly1305_blocks(&rsnap[1], (enc ? rref : rbuf) + 1024, hash_len, 1);
+                k->poly1305_blocks(k, &rsnap[1], (enc ? rref : rbuf) + 1024, hash_len, 1);
 
                 memcpy(kkey, otk, 32);
                 kernel_words(tag, NULL, &rsnap[1]);
@@ -1363,12 +1356,11 @@ static void kernel_first_stack(const chapoly_kernels *k)
                     add_word32_idx(le32(otk + 4 * w), "key block word", w);
                 memset(&xst, 0xa5, sizeof(xst)); /* needs no init */
                 snprintf(what, sizeof(what),
-                         "kernel aead_first_xor_hash%s, %s, %zu bytes, AAD %zu, hash %zu",
-                         k->aead_first_xor_hash != NULL ? "" : " (composed)",
+                         "kernel aead_first_xor_hash, %s, %zu bytes, AAD %zu, hash %zu",
                          enc ? "seal in place" : "open", len, aadlen, hash_len);
                 check_op(range_op, &o, what);
                 T_EQ_MEM(out, rref + 1024, len, "%s: output", what);
-                k->poly1305_final(&xst, xtag);
+                k->poly1305_final(k, &xst, xtag);
                 T_EQ_MEM(xtag, tag, 16, "%s: tag", what);
                 chapoly_wipe(otk, sizeof(otk));
             }
@@ -1537,6 +1529,7 @@ static void stack_tests(void)
     stack_clear();
     call_deep(plant_op, NULL);
     T_OK(stack_scan() != NULL, "self-check: the stack scan missed a planted word");
+    stack_clear();
     planted32 = (uint32_t)t_rand64() | 0x01010101u;
     nwords = 0;
     nwords32 = 0;
@@ -1545,6 +1538,7 @@ static void stack_tests(void)
     call_deep(plant32_op, NULL);
     T_OK(stack_scan() != NULL, "self-check: the stack scan missed a planted 32-bit word");
     nwords32 = 0;
+    stack_clear(); /* the planted words must not be found again by a later scan */
 #ifdef T_CALL_REGS
     /* The test's own words left in callee-saved registers do not count. */
     planted = t_rand64() | 1;

@@ -245,7 +245,7 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
     c->in_block = s->partial_used; /* nonzero: the update ended inside the block */
     chacha20_stream_advance(s, 1);
     *outl = inl;
-    c->k->chacha20_xor(out, in, inl, s->key, s->partial_ctr_nonce);
+    c->k->chacha20_xor(c->k, out, in, inl, s->key, s->partial_ctr_nonce);
     chapoly_count_chacha20(c->pc, inl);
     return 1;
 }

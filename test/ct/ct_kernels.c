@@ -44,17 +44,17 @@ static void chacha_checks(const chapoly_kernels *k, const chapoly_kernels *p)
         t_rand_bytes(ctr_nonce, sizeof(ctr_nonce));
         ctr_nonce[0] = (uint32_t)(0xfffffff0u + i); /* some runs straddle the 32-bit wrap */
         t_rand_bytes(buf_in, len);
-        p->chacha20_xor(buf_ref, buf_in, len, key, ctr_nonce);
+        p->chacha20_xor(p, buf_ref, buf_in, len, key, ctr_nonce);
 
         CT_SECRET(key, sizeof(key));
         CT_SECRET(buf_in, len);
-        k->chacha20_xor(buf_out, buf_in, len, key, ctr_nonce);
+        k->chacha20_xor(k, buf_out, buf_in, len, key, ctr_nonce);
         CT_PUBLIC(buf_out, len);
         T_EQ_MEM(buf_out, buf_ref, len, "%s chacha20_xor len %zu", k->name, len);
 
         /* In place, as the provider's TLS path runs it. */
         memcpy(buf_out, buf_in, len);
-        k->chacha20_xor(buf_out, buf_out, len, key, ctr_nonce);
+        k->chacha20_xor(k, buf_out, buf_out, len, key, ctr_nonce);
         CT_PUBLIC(buf_out, len);
         T_EQ_MEM(buf_out, buf_ref, len, "%s chacha20_xor in place len %zu", k->name, len);
         CT_PUBLIC(key, sizeof(key));
@@ -69,9 +69,9 @@ static void hchacha_checks(const chapoly_kernels *k, const chapoly_kernels *p)
     for (int i = 0; i < 4; i++) {
         t_rand_bytes(key, sizeof(key));
         t_rand_bytes(nonce, sizeof(nonce));
-        p->hchacha20(ref, key, nonce);
+        p->hchacha20(p, ref, key, nonce);
         CT_SECRET(key, sizeof(key));
-        k->hchacha20(sub, key, nonce);
+        k->hchacha20(k, sub, key, nonce);
         CT_PUBLIC(sub, sizeof(sub));
         CT_PUBLIC(key, sizeof(key));
         T_EQ_MEM(sub, ref, 32, "%s hchacha20", k->name);
@@ -124,17 +124,17 @@ static void poly_checks(const chapoly_kernels *k, const chapoly_kernels *p)
 
             /* The raw table entries: whole blocks in one call, padded tail with padbit 0. */
             size_t whole = len & ~(size_t)15;
-            k->poly1305_init(&st, key);
+            k->poly1305_init(k, &st, key);
             if (whole > 0)
-                k->poly1305_blocks(&st, buf_in, whole, 1);
+                k->poly1305_blocks(k, &st, buf_in, whole, 1);
             if (len > whole) {
                 uint8_t last[16] = { 0 };
 
                 memcpy(last, buf_in + whole, len - whole);
                 last[len - whole] = 1;
-                k->poly1305_blocks(&st, last, 16, 0);
+                k->poly1305_blocks(k, &st, last, 16, 0);
             }
-            k->poly1305_final(&st, tag);
+            k->poly1305_final(k, &st, tag);
             CT_PUBLIC(tag, sizeof(tag));
             T_EQ_MEM(tag, ref, 16, "%s poly1305 blocks len %zu key variant %d", k->name, len, v);
             CT_PUBLIC(key, sizeof(key));
