@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ChaCha20 + IFMA Poly1305 over whole kilobytes: the "avx512" table's
  * aead_xor_hash entry. That table requires IFMA (dispatch.c) and is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The "avx2" level table. Entries this level does not accelerate point at
  * the portable functions (valid for any state they initialise themselves).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The optional table entries (chacha20_keyblock_xor, aead_xor_hash): the
  * level's kernel if its table has one, else the same bytes composed from

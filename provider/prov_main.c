@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Entry point, provider parameters, algorithm tables and teardown.
  * OSSL_provider_init is the module's only exported symbol.

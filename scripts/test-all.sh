@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The whole test suite, nine builds, each configured, built and run through CTest:
 #   build-test      SIMD kernels; every test at every kernel level, valgrind
 #                   (constant-time and memcheck), the real clients, and the
