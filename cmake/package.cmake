@@ -158,6 +158,6 @@ set(CPACK_INSTALL_CMAKE_PROJECTS
     "${CMAKE_BINARY_DIR};${PROJECT_NAME};module;/"
     "${CMAKE_BINARY_DIR};${PROJECT_NAME};doc;/")
 set(CPACK_SOURCE_GENERATOR TGZ)
-set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git/" "/build[^/]*/" "/_build[^/]*/" "/cmake-build[^/]*/"
+set(CPACK_SOURCE_IGNORE_FILES "/\\\\.git(/|$)" "/build[^/]*/" "/_build[^/]*/" "/cmake-build[^/]*/"
     "/\\\\.cache/" "/bench/out/")
 include(CPack)
