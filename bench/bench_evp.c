@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp: chapoly against OpenSSL's default provider (and libsodium,
  * BoringSSL when present), measured the way applications call them.

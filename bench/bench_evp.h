@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp's internal header: the types, globals and functions its files
  * share. One program split by concern, not an API:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp: the implementations under test and the work they all do.
  * chapoly and the default provider through EVP, BoringSSL's EVP_AEAD and

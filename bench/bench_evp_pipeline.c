@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp pipeline: the OpenSSL 3.5 cipher pipeline API (EVP_CipherPipeline*)
  * of chapoly's ChaCha20-Poly1305 against single-message seals through EVP, of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp: what it prints and writes. The header (machine, libraries,
  * plan), the units and one table per operation on stdout; CSV, JSON and a

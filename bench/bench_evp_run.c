@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp: the run. Cells (operation x size) with one job per
  * implementation; every output checked once against a reference before any

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp: timing and statistics. Wall time from CLOCK_MONOTONIC, CPU
  * time of the thread to spot preemption, core clocks from a dependent imul

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp: TLS records through libssl. A client and a server in one
  * process over a BIO pair; one record is SSL_write on one side and SSL_read

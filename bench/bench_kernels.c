@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel benchmark: ChaCha20, Poly1305 (one-shot MAC), the one-shot AEAD
  * seal and ChaCha20 + Poly1305 over whole kilobytes (xor-hash-enc/-dec: the

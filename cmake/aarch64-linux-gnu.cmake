@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Cross build for 64-bit Arm Linux on an x86-64 Debian host; tests run under qemu.
 #   cmake -S . -B build-arm64 --toolchain cmake/aarch64-linux-gnu.cmake
 # Needs (Debian 12): dpkg --add-architecture arm64 && apt-get update &&

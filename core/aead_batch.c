@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The batched AEAD (aead_batch.h). Messages share ChaCha20 work through
  * the table's chacha20_multi_blocks (any key, counter and nonce per block):

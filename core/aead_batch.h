@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The batched AEAD: up to CHAPOLY_BATCH_MAX independent ChaCha20-Poly1305
  * (or XChaCha20-Poly1305) messages under one key, each with its own nonce,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ChaCha20-Poly1305 AEAD core (aead_core.h): one message at a time,
  * streamed or one-shot, on one kernel table.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ChaCha20-Poly1305 AEAD core (RFC 8439 2.8; XChaCha20-Poly1305,
  * draft-irtf-cfrg-xchacha-03, is HChaCha20 and then the same message).

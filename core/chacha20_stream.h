@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A position in a ChaCha20 keystream, shared by the ChaCha20 cipher and the
  * AEAD core (aead_core.c): whole blocks go to the kernel in one call;

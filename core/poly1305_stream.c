@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Streaming Poly1305 on top of a table's block function: input arrives in
  * any split, a partial block waits in poly1305_state.buf, and the final

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Streaming Poly1305 on top of a kernel table's block function
  * (poly1305_stream.c): input arrives in any split, a partial block waits in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Stitched ChaCha20 + scalar Poly1305 over whole kilobytes: the "avx2"
  * table's aead_xor_hash entry (AVX2 + BMI2 only).

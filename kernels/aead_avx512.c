@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The stitched ChaCha20 + IFMA Poly1305 over whole kilobytes: the "avx512"
  * table's aead_xor_hash entry when its path "aead" is "stitched" (a CPU

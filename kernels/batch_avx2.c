@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chacha20_multi_blocks for the "avx2" level: n independent blocks, each
  * with its own input state (key, counter, nonce), for the batched AEAD

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * poly1305_multi_blocks of the "avx512" level, built with that level's
  * flags (IFMA included) like the Poly1305 it falls back to.

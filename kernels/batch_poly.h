@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * poly1305_multi_blocks in front of a SIMD level's poly1305_blocks, for the
  * levels with the AVX2 Poly1305 (included by batch_avx2.c, built with that

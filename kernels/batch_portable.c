@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * chacha20_multi_blocks at the portable level: the oracle of the SIMD
  * batch kernels (batch_avx2.c, batch_avx512.c). One portable block per

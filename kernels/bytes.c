@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Byte helpers every layer shares: a wipe the optimiser cannot remove, a
  * constant-time comparison, and ChaCha20 key bytes to key words.

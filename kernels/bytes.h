@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Little-endian loads and stores, inline: for the kernels (through
  * kernels_impl.h) and the AEAD core. bytes.c holds the out-of-line byte

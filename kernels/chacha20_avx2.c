@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ChaCha20 for the "avx2" level (AVX2 only: no opmasks, no vprold, 16 ymm
  * registers).

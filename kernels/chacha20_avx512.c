@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ChaCha20 for the "avx512" (zmm) and "avx512vl" (ymm) levels.
  *

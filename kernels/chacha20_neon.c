@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ChaCha20 for AArch64 Advanced SIMD (NEON), the "neon" level.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Portable ChaCha20 and HChaCha20 (RFC 8439 2.3, draft-irtf-cfrg-xchacha-03
  * 2.2). The oracle for every SIMD level.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * 8-lane (ymm) ChaCha20 building blocks, shared by chacha20_avx2.c (the
  * "avx2" level: 16 registers, AVX2 rotates) and chacha20_avx512.c (the

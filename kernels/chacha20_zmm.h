@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * 16-lane (zmm) ChaCha20 building blocks, shared by chacha20_avx512.c and
  * the stitched AEAD kernel (aead_avx512.c). Column layout: word i of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CPU feature probe: on x86, cpuid for what the core implements, xgetbv for
  * what the OS saves on context switch; on AArch64 Linux, getauxval(AT_HWCAP).

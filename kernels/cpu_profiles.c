@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * CPU profiles: the path choices and crossovers each microarchitecture
  * prefers, as "name=value" lists (the names of dispatch.c's shapes), keyed

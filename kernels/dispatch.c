@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one dispatch point: the only code that looks at the CPU (through
  * cpu_features.c, probed once per process). No kernel checks the CPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The generic compositions: the table entries a level does not specialise,
  * built from that table's own chacha20_xor and poly1305_blocks (every entry

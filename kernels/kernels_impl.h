@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Internal to kernels/: the one declaration of every level's kernel
  * functions, the tables, pieces the SIMD files share

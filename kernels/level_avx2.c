@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The "avx2" level table. Entries this level does not specialise are the
  * generic compositions (generic.c) or the portable functions. The ChaCha20

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The AVX-512 level tables, one per combination a CPU gets from
  * chapoly_kernels_best() (dispatch.c, which also holds their masks):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The "neon" level table (AArch64 Advanced SIMD): the vertical/row-layout
  * ChaCha20 and the scalar radix-2^64 + NEON radix-2^26 Poly1305. Handed

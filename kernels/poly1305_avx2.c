@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Poly1305 with AVX2, radix 2^26 in four 64-bit lanes (vpmuludq), for the
  * "avx2" level and for the AVX-512 levels on CPUs without IFMA.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Poly1305 with AVX-512 IFMA (vpmadd52luq/huq), radix 2^44, for the
  * "avx512" level only, which requires IFMA (dispatch.c); the other AVX-512

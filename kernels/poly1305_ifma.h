@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Poly1305 with AVX-512 IFMA, radix 2^44: the state layout in
  * poly1305_state.priv and the vector arithmetic, shared by poly1305_avx512.c

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Portable Poly1305 (RFC 8439 2.5): the oracle for every SIMD level.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Scalar radix-2^64 Poly1305 pieces and the head of the state layout, shared
  * by the SIMD levels (poly1305_avx2.c, poly1305_avx512.c, aead_avx512.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the AVX-512 kernel files: register hygiene (zmm16-31).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Numeric OSSL_PARAM access that no caller-supplied parameter can crash.
  * libcrypto 3.0's OSSL_PARAM_get_* read through p->data for every numeric

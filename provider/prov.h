@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Provider-wide definitions shared by the glue files. Nothing here knows an
  * ISA: the kernels are reached through the table in the provider context.

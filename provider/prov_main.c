@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Entry point, provider parameters, algorithm tables and teardown.
  * OSSL_provider_init is the module's only exported symbol.
@@ -26,8 +27,9 @@
 #include <openssl/params.h>
 #include "prov.h"
 
+/* project(VERSION) in CMakeLists.txt, passed by provider/CMakeLists.txt. */
 #ifndef CHAPOLY_VERSION
-#define CHAPOLY_VERSION "0"
+#error "CHAPOLY_VERSION must come from the build (project(VERSION) in CMakeLists.txt)"
 #endif
 
 #define XCHACHA20_POLY1305_ALGORITHM                                           \

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # scripts/arm64-insn-count.sh [BUILD_DIR]
 #
 # Dynamic AArch64 instruction counts of chapoly's neon (and portable) level

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * arm64_insn_driver PROVIDER OP LEN REPS: the operation whose instructions
  * scripts/arm64-insn-count.sh counts under qemu. Loads PROVIDER ("default"

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Build chapoly and show it at work: the algorithms it registers, an
 # `openssl enc` round trip, a POLY1305 tag, a TLS 1.3 transfer between
 # `openssl s_server` and `s_client` proven (by the provider's own counters)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A private OpenSSL 3.5 (Debian trixie's packages) beside the system's 3.0,
 # for building and testing chapoly against 3.5. Nothing is installed
 # system-wide: apt runs with its own source list, lists and cache, and the
@@ -202,7 +203,7 @@ case "$mode" in
         echo "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined"
         ;;
     -h | --help)
-        sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
+        sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"
         ;;
     *)
         die "unknown mode $mode (see --help)"

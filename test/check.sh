@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Shared by the shell tests (sourced): pass/fail counters and check().
 # Each script prints "$pass passed, $fail failed" itself at the end.
 pass=0

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # check_cpu_probe.sh OBJDUMP NM OBJECT...
 #
 # One dispatch point: only cpu_features.c executes cpuid/xgetbv or uses the

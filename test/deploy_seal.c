@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * deploy_seal [--two-contexts] [MODULE_DIR]: the smallest real application
  * for test_deploy.sh. Loads the default provider and chapoly with

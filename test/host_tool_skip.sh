@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # host_tool_skip.sh CPU WHY
 # Registered by CMake (chapoly_host_tool_skip in test/CMakeLists.txt) in a tree
 # built for another CPU than the host's (the arm64 tree, run under qemu) in

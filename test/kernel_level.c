@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * kernel_level NAME: exit 0 if this CPU runs kernel level NAME in this build,
  * 77 (CTest's "skipped") otherwise. Lets the shell and Python tests skip a

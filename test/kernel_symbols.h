@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The kernel objects' symbols, read from the built objects by
  * kernel_symbols.sh (kernel_symbols.c in the build directory): which object

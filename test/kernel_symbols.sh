@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # kernel_symbols.sh NM OUT.c OBJECT...
 #
 # Writes OUT.c: every global symbol the kernel objects define, with the

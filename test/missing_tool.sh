@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # missing_tool.sh WHAT HINT
 # Registered by CMake (chapoly_missing_tool in test/CMakeLists.txt) in place of
 # a test whose external tool was not found when configuring. A developer's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The AEAD core (core/aead_core.h) through its own API, no OpenSSL, at
  * every kernel level this CPU runs. The oracle is a plain RFC 8439 2.8

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * "ChaCha20" (the plain stream cipher, 16-byte IV = LE32 block counter ||
  * 96-bit nonce) through chapoly against the default provider: same inputs,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # The openssl command line with chapoly: registration (list), the ChaCha20
 # stream cipher through `enc`, POLY1305 through `mac`, and the same through an
 # openssl.cnf that prefers chapoly. Oracles: the default provider's output for

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # openssl.cnf.example, used verbatim, must activate chapoly next to default and
 # make chapoly serve ChaCha20-Poly1305 (or, where the best kernel level is
 # portable, leave it to the default provider and serve XChaCha20-Poly1305:

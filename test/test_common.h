@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the EVP/TLS test programs: load chapoly (and default) into a
  * private OSSL_LIB_CTX, simple checks that count failures, a deterministic

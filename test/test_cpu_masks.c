@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every kernel table requires exactly the CPU features its objects are
  * compiled for, and the dispatch picks the tables it should.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # Safe to deploy system-wide. Checks, each able to fail:
 #  A. the statistics file: written only with statistics on (CHAPOLY_STATS or
 #     `stats = 1`), with the process id and every counter, and only by a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every dispatch table the module hands to libcrypto, reached the way
  * libcrypto reaches them: dlopen the built chapoly.so, call its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Differential test: chapoly's ChaCha20-Poly1305 against OpenSSL's default
  * provider. Same key, nonce, AAD and plaintext must give the same bytes.

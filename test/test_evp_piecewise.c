@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Piecewise AEAD: ChaCha20-Poly1305 and XChaCha20-Poly1305 through chapoly,
  * with data fed in every piece size from 1 to 161 bytes and AAD fed in pieces

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Every batch-shape boundary of the AEAD data path, against the default
  * provider: text lengths 64*b - 1, 64*b, 64*b + 1 for b = 1..33 (row sets,

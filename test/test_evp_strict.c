@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Strict behaviour and bad inputs. Every rejected call must return failure
  * with an OpenSSL error queued and must leave the context usable after a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Known-answer tests through the public EVP API, provider=chapoly only:
  * every case of rfc8439.txt, xchacha.txt and poly1305-edge.txt, and every

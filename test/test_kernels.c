@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Kernel tests, no OpenSSL: every kernel level this CPU runs is checked
  * against the shared vectors (rfc8439.txt, xchacha.txt, poly1305-edge.txt,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the translation units of test_kernels (see test_kernels.c for
  * what the program checks). One program, one level walk in main(); each

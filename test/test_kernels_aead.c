@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels: the one-shot AEAD (seal/open), chacha20_keyblock_xor and
  * aead_xor_hash (the stitched kernel where a level has one) at one

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels: chacha20_multi_blocks (the batched AEAD's kernel), against
  * the portable ChaCha20 of each block's own key, counter and nonce: every n

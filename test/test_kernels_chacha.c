@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels: ChaCha20 and HChaCha20 at one level, against the vector
  * files (chacha_known, called from test_kernels_vectors.c) and against the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels: Poly1305 at one level, raw table calls and the streaming
  * helpers, against the vector files (poly_known, called from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels: the upper vector state. Every kernel call of the program
  * goes through the k_* wrappers at the end of this file, which check it.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels: the shared vector files (rfc8439.txt, xchacha.txt,
  * poly1305-edge.txt, the Wycheproof AEAD files) read with vectors.c, each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The ChaCha20-Poly1305 message limit (RFC 8439: 2^38 - 64 bytes of text)
  * reached through the test-only module's "chapoly-test-text-len" hook:

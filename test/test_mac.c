@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * EVP_MAC "POLY1305" through chapoly against the default provider (same key
  * and message -> same tag), the key rules (32 bytes by init argument or by the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The OpenSSL 3.5 cipher pipeline API (EVP_CipherPipeline*) on chapoly's
  * ChaCha20-Poly1305 and XChaCha20-Poly1305 (provider/ciphers/aead_pipeline.c,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The provider object itself: its params (name, version, buildinfo, status,
  * chapoly-kernel, the statistics counters), the algorithm tables it

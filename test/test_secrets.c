@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Secrets are wiped: every block freed through OpenSSL's allocator (the
  * provider allocates its contexts there) is scanned for the key, the

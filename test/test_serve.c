@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The serving policy (provider/prov_main.c, serve_all_setting): where the
  * best kernel level is portable (no SIMD kernel for this CPU, or a

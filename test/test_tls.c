@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * libssl over chapoly, in one process: a TLS client and server joined by two
  * BIO pairs whose network ends this program shuttles by hand, so every record

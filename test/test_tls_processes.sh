@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # TLS between two separate processes, `openssl s_server` and `openssl
 # s_client` on 127.0.0.1, configured only through an openssl.cnf that
 # activates default and chapoly (module = CHAPOLY_MODULE, stats = 1) and sets

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Clean upper vector state after every EVP operation through chapoly: after
  * seal, open, ChaCha20 and POLY1305 of many sizes, XINUSE (xgetbv ECX=1)

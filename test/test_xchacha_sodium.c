@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * XChaCha20-Poly1305 (draft-irtf-cfrg-xchacha-03) through chapoly's EVP
  * cipher against libsodium's crypto_aead_xchacha20poly1305_ietf_*, which is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Readers for the vector files in test/vectors; see vectors.h. Plain C
  * library only: test_kernels links this file without OpenSSL.

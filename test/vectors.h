@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Readers for test/vectors (no OpenSSL needed): the '.txt' format
  * documented at the top of rfc8439.txt, and the Wycheproof AEAD JSON files.

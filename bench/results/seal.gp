@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # seal.png from two bench_evp runs: evp.csv (kernel avx512, OpenSSL unrestricted)
 # and evp-avx2.csv (--avx2: chapoly's avx2 kernel, OpenSSL without AVX-512).
 # Run from this directory: cd bench/results && gnuplot seal.gp

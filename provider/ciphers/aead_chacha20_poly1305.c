@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * "ChaCha20-Poly1305" (RFC 8439) and "XChaCha20-Poly1305"
  * (draft-irtf-cfrg-xchacha-03): one AEAD core, two dispatch tables.

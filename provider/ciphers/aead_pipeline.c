@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * EVP_CipherPipeline* (OpenSSL 3.5) for ChaCha20-Poly1305 and
  * XChaCha20-Poly1305: one key and numpipes (1..32) IVs at init; each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The OpenSSL 3.5 cipher pipeline API for ChaCha20-Poly1305 and
  * XChaCha20-Poly1305 (aead_pipeline.c): numpipes independent messages

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * "ChaCha20" with OpenSSL's 16-byte IV: bytes 0..3 the little-endian 32-bit
  * block counter, bytes 4..15 the 96-bit nonce. When the counter wraps it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Algorithm-level (not context) parameters shared by the three ciphers. */
 #include <openssl/core_names.h>
 #include <openssl/params.h>

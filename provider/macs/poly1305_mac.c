@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * EVP_MAC "POLY1305". A one-time key must not authenticate two messages, so
  * once anything was MACed the context accepts init only with a fresh key.

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Real clients nobody here wrote, configured only through OPENSSL_CONF and
 proven to run through chapoly by CHAPOLY_STATS_FILE:
 

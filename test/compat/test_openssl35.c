@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What OpenSSL 3.5 adds around a cipher provider and how chapoly meets it
  * (built only against OpenSSL >= 3.5; README "OpenSSL 3.5"):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # check_objdump.sh OBJDUMP OBJECT...
 #
 # Static constant-time inspection of kernel object files, for the code that

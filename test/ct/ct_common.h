@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ctgrind: memcheck's definedness tracking doubles as a secret tracker.
  * Bytes marked "undefined" are secrets; memcheck then reports every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Constant-time check of the EVP paths through chapoly (ctgrind, run under
  * valgrind memcheck): the key and the plaintext (for the MAC: key and

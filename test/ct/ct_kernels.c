@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Constant-time check of the kernels (ctgrind, run under valgrind memcheck):
  * the ChaCha20 key, the Poly1305 key, HChaCha20's key, the plaintext and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * ChaCha20-Poly1305 and XChaCha20-Poly1305 through EVP, streamed in pieces
  * chosen by the input, against one-shot oracles: OpenSSL's default provider

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * "ChaCha20" (16-byte IV = LE32 block counter || 96-bit nonce) streamed in
  * pieces chosen by the input, with the counter started near its 32-bit wrap

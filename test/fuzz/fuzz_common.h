@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Shared by the libFuzzer targets: an input reader that never fails (an
  * exhausted input reads as zeros, so every byte string is a valid program),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Robustness of every chapoly algorithm's parameter handling and call
  * sequencing, called through the provider's own dispatch tables (as any

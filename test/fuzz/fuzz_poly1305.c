@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The POLY1305 MAC fed in pieces chosen by the input against the default
  * provider's one-shot MAC. Keys and messages are biased toward the values

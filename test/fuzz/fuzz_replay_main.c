@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A main() for builds without libFuzzer (gcc, valgrind, plain CI): runs
  * LLVMFuzzerTestOneInput once over every file named on the command line or

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the small seed corpora in corpus/<target>/ (run from any directory).
 
 The seeds only have to reach the interesting shapes quickly (both AEADs,

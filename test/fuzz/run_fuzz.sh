@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
 # run_fuzz.sh FUZZER SEED_DIR WORK_DIR DEFAULT_SECONDS
 # One time-boxed libFuzzer run for CTest. New inputs go to WORK_DIR/corpus
 # (kept between runs, so coverage accumulates), crashes to

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Many threads sealing, opening and MACing at once, each on its own
  * contexts, over one loaded provider. Every result is checked against the
