@@ -25,6 +25,7 @@
 #define BURSTS 2          /* bursts per sample, first pass */
 #define WARM_DIV 4        /* a sample's warm-up: a quarter of a burst */
 #define RESERVE_FRAC 0.10 /* share of cells the plan expects to re-measure */
+#define CALIB_BURSTS 4.0  /* output check + calibration of a sample, in bursts (measured) */
 
 /* ------------------------------------------------------------------ */
 /* Cells                                                               */
@@ -246,7 +247,7 @@ static void run_pass(cell *cells, int ncells, bufset *b, int reps, double deadli
             f = f < 0.25 ? 0.25 : f;
             f = g_burst_ns * f < 0.1e6 ? 0.1e6 / g_burst_ns : f;
             shorten(cells, ncells, f);
-            g_pass_shortened = 1;
+            g_pass_shortened++;
         }
     }
     if (isatty(2))
@@ -255,14 +256,14 @@ static void run_pass(cell *cells, int ncells, bufset *b, int reps, double deadli
 
 /*
  * Burst length from the budget: every sample of the first pass costs reps x
- * (BURSTS + warm-up) bursts, calibration about one, and the re-measure
- * reserve rereps x (4 x BURSTS + warm-up) for RESERVE_FRAC of the samples;
- * 15 % more for bursts dropped as preempted.
+ * (BURSTS + warm-up) bursts, its output check and calibration CALIB_BURSTS,
+ * and the re-measure reserve rereps x (4 x BURSTS + warm-up) for
+ * RESERVE_FRAC of the samples; 15 % more for bursts dropped as preempted.
  */
 static double plan_burst_ns(int samples, double budget_s, double *first_share)
 {
     double warm = 1.0 / WARM_DIV;
-    double first = samples * (scfg.reps * (BURSTS + warm) + 1.0);
+    double first = samples * (scfg.reps * (BURSTS + warm) + CALIB_BURSTS);
     double units = first + RESERVE_FRAC * samples * scfg.rereps * (4 * BURSTS + warm);
     double ns = budget_s * 1e9 / (units * 1.15);
 
@@ -390,19 +391,21 @@ int sweep_level(const char *level, double budget_s)
     int ncells = build_sweep_cells(cells, b);
 
     /* the plan, then the output check and calibration with its burst length */
-    double spent = (now_ns() - t0) / 1e9, first_share;
-    g_burst_ns = plan_burst_ns(nsamples(cells, ncells), budget_s - spent, &first_share);
+    double tplan = now_ns(), first_share, avail = budget_s - (tplan - t0) / 1e9;
+    g_burst_ns = plan_burst_ns(nsamples(cells, ncells), avail, &first_share);
     g_bursts = BURSTS;
     g_warm_div = WARM_DIV;
     check_and_calibrate(cells, ncells, b);
     int samples = nsamples(cells, ncells);
     printf("  plan       %d cells, %d samples: %d repetitions x %d bursts of %.2f ms"
-           " (budget %.0f s)\n", ncells, samples, scfg.reps, BURSTS, g_burst_ns / 1e6, budget_s);
+           " (budget %.0f s; start %.1f s, checks and calibration %.1f s)\n", ncells, samples,
+           scfg.reps, BURSTS, g_burst_ns / 1e6, budget_s, (tplan - t0) / 1e9,
+           (now_ns() - tplan) / 1e9);
     fflush(stdout);
 
     /* first pass: its share of the budget, bursts shortened if it runs late */
     double t1 = now_ns();
-    double deadline = scfg.burst_ms > 0 ? 0 : t0 + first_share * budget_s * 1e9;
+    double deadline = scfg.burst_ms > 0 ? 0 : tplan + first_share * avail * 1e9;
     uint64_t run0 = g_bursts_run, drop0 = g_bursts_dropped;
     run_pass(cells, ncells, b, scfg.reps, deadline, level, "first pass");
     for (int ci = 0; ci < ncells; ci++)
@@ -410,6 +413,7 @@ int sweep_level(const char *level, double budget_s)
     int nre = pick_remeasure(first, ncells, re);
     printf("  pass 1     %.0f s%s; %d cells below %.2f\n", (now_ns() - t1) / 1e9,
            g_pass_shortened ? ", bursts shortened to keep to the budget" : "", nre, scfg.near);
+    g_pass_shortened = 0;
 
     /* the cells near or below 1.0 again: more repetitions, longer samples, interleaved */
     if (nre > 0) {
@@ -427,7 +431,8 @@ int sweep_level(const char *level, double budget_s)
             mult /= 2;
         g_bursts = mult * BURSTS;
         double t2 = now_ns();
-        run_pass(again, nre, b, scfg.rereps, 0, level, "re-measuring");
+        run_pass(again, nre, b, scfg.rereps, scfg.burst_ms > 0 ? 0 : t0 + budget_s * 1e9, level,
+                 "re-measuring");
         k = 0;
         for (int ci = 0; ci < ncells; ci++)
             if (re[ci]) { /* the second pass counts; a call that failed in it too */
@@ -439,8 +444,9 @@ int sweep_level(const char *level, double budget_s)
         int below = 0;
         for (int ci = 0; ci < ncells; ci++)
             below += re[ci] && final[ci].ratio < 1.0;
-        printf("  pass 2     %.0f s: %d cells again, %d repetitions x %d bursts; %d below 1.00\n",
-               (now_ns() - t2) / 1e9, nre, scfg.rereps, g_bursts, below);
+        printf("  pass 2     %.0f s: %d cells again, %d repetitions x %d bursts of %.2f ms%s;"
+               " %d below 1.00\n", (now_ns() - t2) / 1e9, nre, scfg.rereps, g_bursts,
+               g_burst_ns / 1e6, g_pass_shortened ? " (shortened)" : "", below);
         free(again);
     }
 

@@ -180,30 +180,75 @@ static const row *min_row(const table *t, const char *level, int *below, int *ce
     return m;
 }
 
+/* Appends "A-B (n)" or "A" for a run of consecutive grid sizes, wrapping long lines. */
+static void print_run(int *col, int *items, size_t a, size_t b, int n)
+{
+    char item[48];
+
+    if (n > 1)
+        snprintf(item, sizeof(item), "%zu-%zu (%d)", a, b, n);
+    else
+        snprintf(item, sizeof(item), "%zu", a);
+    if (*items > 0 && *col + (int)strlen(item) > 96) {
+        printf(",\n%30s", "");
+        *col = 30;
+    } else if (*items > 0) {
+        printf(", ");
+        *col += 2;
+    }
+    printf("%s", item);
+    *col += (int)strlen(item);
+    (*items)++;
+}
+
+/*
+ * Per level and operation: how many cells are below 1.0, the lowest, and
+ * the sizes as runs of consecutive grid sizes (the CSV has every ratio).
+ */
 static void print_below(const table *t)
 {
     int any = 0;
 
-    printf("\ncells below 1.0 after re-measuring (ratio = default ns / chapoly ns;"
-           " first pass in brackets):\n");
+    printf("\ncells below 1.0 after re-measuring (ratio = default ns / chapoly ns); sizes as runs\n"
+           "of consecutive sizes of the grid, (n) cells in a run:\n");
     for (int l = 0; l < t->nlevels; l++)
         for (int o = 0; o < t->nops; o++) {
-            int col = 0;
+            const row *m = NULL;
+            int n = 0, col = 30, run = 0, items = 0;
+            size_t a = 0, b = 0;
+
             for (int i = 0; i < t->n; i++) {
                 const row *r = &t->rows[i];
-                if (strcmp(r->level, t->levels[l]) || strcmp(r->op, t->opnames[o])
-                    || isnan(r->ratio) || r->ratio >= 1.0)
+                if (strcmp(r->level, t->levels[l]) || strcmp(r->op, t->opnames[o]))
                     continue;
-                if (col == 0)
-                    printf("  %-13s %-11s", t->levels[l], t->opnames[o]);
-                else if (col % 5 == 0)
-                    printf("\n  %25s", "");
-                printf("  %5zu %.3f (%.3f)", r->size, r->ratio, r->ratio_first);
-                col++;
+                if (isnan(r->ratio) || r->ratio >= 1.0) {
+                    if (run)
+                        print_run(&col, &items, a, b, run);
+                    run = 0;
+                    continue;
+                }
+                if (n++ == 0) {
+                    const row *lo = r;
+                    for (int k = i; k < t->n; k++)
+                        if (!strcmp(t->rows[k].level, r->level) && !strcmp(t->rows[k].op, r->op)
+                            && t->rows[k].ratio < lo->ratio)
+                            lo = &t->rows[k];
+                    m = lo;
+                    printf("  %-13s %-11s min %.3f at %zu B: ", t->levels[l], t->opnames[o],
+                           m->ratio, m->size);
+                    col = 30 + 24;
+                }
+                if (run == 0)
+                    a = r->size;
+                b = r->size;
+                run++;
+            }
+            if (run)
+                print_run(&col, &items, a, b, run);
+            if (n) {
+                printf("; %d cell%s\n", n, n > 1 ? "s" : "");
                 any = 1;
             }
-            if (col)
-                printf("\n");
         }
     if (!any)
         printf("  none\n");
