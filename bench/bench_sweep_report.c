@@ -350,7 +350,7 @@ static int size_index(const table *t, size_t v)
  */
 static int heat_map(const table *t, const char *png)
 {
-    static const size_t ticks[] = { 1, 16, 64, 256, 1024, 4096, 8192, 16384, 65536 };
+    static const size_t ticks[] = { 1, 16, 64, 256, 1024, 2048, 4096, 8192, 16384, 65536 };
 
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
         printf("\n(no heat map: gnuplot not installed; apt-get install gnuplot-nox)\n");
@@ -389,12 +389,21 @@ static int heat_map(const table *t, const char *png)
                "set cbtics ('0.71' -0.5, '0.84' -0.25, '1.0' 0, '1.41' 0.5, '2.0' 1, '2.83' 1.5)\n"
                "set style fill solid noborder\nset xrange [-0.5:%d.5]\nset yrange [%d.5:-0.5]\n",
             t->nsizes - 1, t->nops - 1);
+    /* size ticks at least 1/60 of the width apart; the largest size always */
     fprintf(g, "set xtics (");
-    for (size_t k = 0, first = 1; k < sizeof(ticks) / sizeof(ticks[0]); k++)
-        if (size_index(t, ticks[k]) >= 0) {
-            fprintf(g, "%s'%zu' %d", first ? "" : ", ", ticks[k], size_index(t, ticks[k]));
-            first = 0;
-        }
+    int last = -t->nsizes, n = 0;
+    for (size_t k = 0; k < sizeof(ticks) / sizeof(ticks[0]); k++) {
+        int x = size_index(t, ticks[k]), top = ticks[k] == t->sizes[t->nsizes - 1];
+        if (x < 0 || (!top && x - last < t->nsizes / 60)
+            || (!top && t->nsizes - 1 - x < t->nsizes / 60 && x != t->nsizes - 1))
+            continue;
+        if (ticks[k] >= 1024)
+            fprintf(g, "%s'%zuK' %d", n ? ", " : "", ticks[k] / 1024, x);
+        else
+            fprintf(g, "%s'%zu' %d", n ? ", " : "", ticks[k], x);
+        last = x;
+        n++;
+    }
     fprintf(g, ")\nset ytics (");
     for (int o = 0; o < t->nops; o++)
         fprintf(g, "%s'%s' %d", o ? ", " : "", t->opnames[o], o);
