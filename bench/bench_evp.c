@@ -141,7 +141,7 @@ static void parse_args(int argc, char **argv)
     cfg.sample_ms = 24;
     cfg.thread_ms = 300;
     for (size_t i = 0; i < N_OPS; i++)
-        cfg.op_on[i] = ops[i].kind != K_STREAM; /* those on request (--ops stream) */
+        cfg.op_on[i] = ops[i].kind != K_STREAM && !ops[i].on_request; /* --ops stream, quic-* */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (die("%s needs a value", a), ""))
@@ -330,11 +330,15 @@ static void print_avx2_header(void)
 
 /* bench_evp_pipeline.c: "bench_evp pipeline ..." (OpenSSL 3.5 pipeline API). */
 int pipeline_main(int argc, char **argv);
+/* bench_sweep.c: "bench_evp sweep ..." (the never-slower map). */
+int sweep_main(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "pipeline") == 0)
         return pipeline_main(argc - 1, argv + 1);
+    if (argc > 1 && strcmp(argv[1], "sweep") == 0)
+        return sweep_main(argc - 1, argv + 1);
 
     double t_start = now_ns();
     double load0[3] = { 0 };

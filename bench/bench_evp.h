@@ -5,9 +5,9 @@
  *
  *   bench_evp.c          command line, --loop (profiler mode), main
  *   bench_evp_impls.c    operations, inputs, the library context, and the
- *                        implementations under test: chapoly and default
- *                        through EVP, BoringSSL (dlopen), libsodium; their
- *                        per-operation loops, jobs and buffers
+ *                        implementations under test through EVP: chapoly,
+ *                        default, the floor; their loops, jobs and buffers
+ *   bench_evp_libs.c     BoringSSL (dlopen) and libsodium: loops and jobs
  *   bench_evp_tls.c      TLS records through libssl: client/server pairs,
  *                        the record loop, the routing proof, the cross check
  *   bench_evp_timing.c   clocks, core-clock probe, calibration, samples of
@@ -15,6 +15,8 @@
  *   bench_evp_run.c      cells: output check, calibration, the timed
  *                        repetitions; thread scaling
  *   bench_evp_report.c   header, tables, CSV, JSON, plot, closing lines
+ *   bench_sweep*.c       "bench_evp sweep": the never-slower map (bench_sweep.h)
+ *   bench_floor.c        the do-nothing provider the sweep measures as a floor
  *
  * Every bench_evp_*.c includes this header first (it sets _GNU_SOURCE).
  */
@@ -32,7 +34,9 @@
 #include <openssl/provider.h>
 #include <openssl/ssl.h>
 
-#define AAD_LEN 13
+#define AAD_LEN 13      /* the AAD of seal/open/...: a TLS 1.2 record's */
+#define QUIC_AAD_LEN 20 /* the AAD of quic-seal/quic-open: a short QUIC header */
+#define AAD_MAX 20
 #define TAG_LEN 16
 #define KEY_LEN 32
 #define TLS_MAX_RECORD 16384
@@ -43,22 +47,25 @@
 /* ------------------------------------------------------------------ */
 /* Implementations and operations (bench_evp_impls.c)                  */
 
-enum { IM_CHAPOLY, IM_DEFAULT, IM_BORING, IM_SODIUM, IM_N };
+/* IM_FLOOR: bench_floor.c, loaded only by the sweep (load_floor). */
+enum { IM_CHAPOLY, IM_DEFAULT, IM_BORING, IM_SODIUM, IM_FLOOR, IM_N };
 extern const char *const impl_name[IM_N];
 /* Reference order for the output check and for preparing ciphertexts. */
 extern const int ref_order[IM_N];
 
 /* Operations. */
-enum kind { K_SEAL, K_OPEN, K_REKEY, K_NEWCTX, K_CHACHA, K_POLY, K_TLS, K_STREAM };
+enum kind { K_SEAL, K_OPEN, K_REKEY, K_NEWCTX, K_CHACHA, K_POLY, K_TLS, K_STREAM, K_HP };
 typedef struct opdef {
     const char *name;
     enum kind kind;
     int x;               /* AEAD: 1 = XChaCha20-Poly1305; TLS: protocol version;
                             stream: bytes per update (0: the whole message in one) */
     const char *title;
+    int aad;             /* AAD bytes per message (0: AAD_LEN) */
+    int on_request;      /* not in bench_evp's default set (as the stream ones) */
 } opdef;
 
-#define N_OPS 17
+#define N_OPS 20
 /* Sizes of the stream operations unless --sizes is given (total message bytes). */
 #define STREAM_SIZES { 16384, 65536 }
 extern const opdef ops[N_OPS];
@@ -113,6 +120,7 @@ struct job {
     bufset *b;
     uint64_t seq;        /* message counter: nonce, and key for re-keying ops */
     size_t ivlen;
+    size_t aadlen;
     EVP_CIPHER *cipher;
     EVP_CIPHER_CTX *ctx;
     EVP_MAC *mac;
@@ -125,7 +133,7 @@ struct job {
 
 /* Same work for everyone: one key, one AAD, one nonce sequence. */
 extern uint8_t g_key[KEY_LEN];
-extern uint8_t g_aad[AAD_LEN];
+extern uint8_t g_aad[AAD_MAX];
 
 /* Same nonce sequence for every implementation: fixed prefix, LE counter at the end. */
 static inline void make_nonce(uint8_t *nonce, size_t len, uint64_t seq)
@@ -151,12 +159,16 @@ extern char g_kernel[64];
 extern int g_have_sodium;
 extern int g_have_boring;
 extern char g_boring_note[];
+extern int g_have_floor;
+extern char g_floor_note[];
 
 void init_inputs(void);
 void load_comparison_libraries(void);
 OSSL_LIB_CTX *make_libctx(OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, char *desc,
                           size_t desclen);
 void open_bench_libctx(void);
+void load_floor(void);
+void *xalloc(size_t n);
 job *job_new(const opdef *op, int impl, bufset *b);
 bufset *bufset_new(size_t max);
 void bench_cleanup(void);
@@ -173,6 +185,12 @@ void tls_free(tls_pair *t);
 int tls_record(job *j, size_t n, uint64_t iters);
 int tls_cross_check(int version, size_t n, bufset *b);
 void tls_cred_free(void);
+
+/* ------------------------------------------------------------------ */
+/* BoringSSL and libsodium (bench_evp_libs.c)                          */
+
+int libs_job_init(job *j);
+void libs_job_free(job *j);
 
 /* ------------------------------------------------------------------ */
 /* Cells (bench_evp_run.c)                                             */
@@ -196,6 +214,7 @@ job *seal_job_for(const opdef *open, bufset *b);
 void prepare_ct(cell *c, bufset *b);
 int build_cells(cell *cells, bufset *b);
 int check_and_calibrate(cell *cells, int ncells, bufset *b);
+void run_repetition(cell *cells, int ncells, bufset *b, int r);
 void run_repetitions(cell *cells, int ncells, bufset *b);
 int run_threads(FILE *json);
 
@@ -207,6 +226,7 @@ extern double g_ghz_probe[MAX_REPS + 4];
 extern int g_nprobe;
 extern double g_tsc_ghz;
 extern int g_bursts;      /* clean bursts per sample */
+extern int g_warm_div;    /* a sample's untimed warm-up runs 1/g_warm_div of a burst */
 extern double g_burst_ns;
 extern uint64_t g_bursts_run, g_bursts_dropped, g_samples_dirty;
 

@@ -1,61 +1,60 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp: the implementations under test and the work they all do.
- * chapoly and the default provider through EVP, BoringSSL's EVP_AEAD and
- * CRYPTO_* through dlopen, libsodium's one-shot calls; one loop per
- * (implementation, operation), run by a job that owns its contexts.
+ * chapoly, the default provider and the floor (bench_floor.c) through EVP:
+ * one loop per operation, run by a job that owns its contexts. BoringSSL
+ * and libsodium are in bench_evp_libs.c.
  */
 #include "bench_evp.h"
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <glob.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <openssl/core.h>
 #include <openssl/err.h>
 #include <openssl/params.h>
-#ifdef BENCH_HAVE_SODIUM
-#include <sodium.h>
-#endif
 
 /* ------------------------------------------------------------------ */
 /* Implementations                                                     */
 
-const char *const impl_name[IM_N] = { "chapoly", "default", "boringssl", "libsodium" };
-const int ref_order[IM_N] = { IM_DEFAULT, IM_SODIUM, IM_BORING, IM_CHAPOLY };
+const char *const impl_name[IM_N] = { "chapoly", "default", "boringssl", "libsodium", "floor" };
+/* The floor is never a reference: its output is checked against what it promises. */
+const int ref_order[IM_N] = { IM_DEFAULT, IM_SODIUM, IM_BORING, IM_CHAPOLY, IM_FLOOR };
 
 /* Operations. */
 const opdef ops[] = {
     { "seal", K_SEAL, 0,
       "ChaCha20-Poly1305 seal, keyed context, fresh nonce + 13-byte AAD per message\n"
-      "  (EVP: init(iv) + AAD update + update + final + get tag)" },
+      "  (EVP: init(iv) + AAD update + update + final + get tag)", 0, 0 },
     { "open", K_OPEN, 0,
       "ChaCha20-Poly1305 open, keyed context, 13-byte AAD, nonce alternating between 2 valid ciphertexts\n"
-      "  (EVP: init(iv) + set tag + AAD update + update + final)" },
+      "  (EVP: init(iv) + set tag + AAD update + update + final)", 0, 0 },
     { "seal-rekey", K_REKEY, 0,
-      "ChaCha20-Poly1305 seal with a fresh key and nonce per message (EVP: init(key, iv) + ...)" },
+      "ChaCha20-Poly1305 seal with a fresh key and nonce per message (EVP: init(key, iv) + ...)", 0, 0 },
     { "seal-newctx", K_NEWCTX, 0,
       "ChaCha20-Poly1305 seal with a new context per message\n"
-      "  (EVP: CTX_new + init(cipher, key, iv) + ... + CTX_free; BoringSSL: EVP_AEAD_CTX_new/free)" },
+      "  (EVP: CTX_new + init(cipher, key, iv) + ... + CTX_free; BoringSSL: EVP_AEAD_CTX_new/free)", 0, 0 },
     { "xseal", K_SEAL, 1,
-      "XChaCha20-Poly1305 seal, keyed context, fresh 24-byte nonce + 13-byte AAD (default provider has none)" },
+      "XChaCha20-Poly1305 seal, keyed context, fresh 24-byte nonce + 13-byte AAD (default provider has none)", 0, 0 },
     { "xopen", K_OPEN, 1,
-      "XChaCha20-Poly1305 open, keyed context, 13-byte AAD (default provider has none)" },
+      "XChaCha20-Poly1305 open, keyed context, 13-byte AAD (default provider has none)", 0, 0 },
     { "chacha20", K_CHACHA, 0,
-      "ChaCha20 stream cipher, keyed context, fresh 16-byte IV (counter 1 || nonce) per message" },
+      "ChaCha20 stream cipher, keyed context, fresh 16-byte IV (counter 1 || nonce) per message", 0, 0 },
     { "poly1305", K_POLY, 0,
-      "Poly1305 one-time MAC, fresh key per message (EVP_MAC: init(key) + update + final)" },
+      "Poly1305 one-time MAC, fresh key per message (EVP_MAC: init(key) + update + final)", 0, 0 },
     { "tls13", K_TLS, TLS1_3_VERSION,
       "TLS 1.3 TLS_CHACHA20_POLY1305_SHA256 record through libssl over a BIO pair:\n"
-      "  SSL_write(n) on one side + SSL_read on the other = one seal + one open, per record" },
+      "  SSL_write(n) on one side + SSL_read on the other = one seal + one open, per record", 0, 0 },
     { "tls12", K_TLS, TLS1_2_VERSION,
       "TLS 1.2 ECDHE-ECDSA-CHACHA20-POLY1305 record through libssl over a BIO pair:\n"
-      "  SSL_write(n) + SSL_read = one seal + one open, per record" },
+      "  SSL_write(n) + SSL_read = one seal + one open, per record", 0, 0 },
 #define STREAM_OP(name, u)                                                                 \
     { name, K_STREAM, u,                                                                   \
       "ChaCha20-Poly1305 seal of one message fed in updates of " #u " bytes (as seal otherwise:\n" \
-      "  init(iv) + 13-byte AAD + updates + final + get tag); bytes = the whole message" }
+      "  init(iv) + 13-byte AAD + updates + final + get tag); bytes = the whole message",  \
+      0, 0 }
     STREAM_OP("stream16", 16),
     STREAM_OP("stream64", 64),
     STREAM_OP("stream256", 256),
@@ -64,15 +63,24 @@ const opdef ops[] = {
     STREAM_OP("stream16k", 16384),
     { "stream-whole", K_STREAM, 0,
       "ChaCha20-Poly1305 seal of the same messages in one update: the one-shot the stream\n"
-      "  operations are compared with (same calls as seal)" },
+      "  operations are compared with (same calls as seal)", 0, 0 },
 #undef STREAM_OP
+    { "quic-hp", K_HP, 0,
+      "QUIC header protection mask: IV-only init(16-byte sample) on a keyed ChaCha20 context\n"
+      "  + one update (5 bytes in QUIC)", 0, 1 },
+    { "quic-seal", K_SEAL, 0,
+      "QUIC packet seal: init(iv) + 20-byte header as AAD + one update + final + get tag",
+      QUIC_AAD_LEN, 1 },
+    { "quic-open", K_OPEN, 0,
+      "QUIC packet open: init(iv) + set tag + 20-byte header as AAD + one update + final",
+      QUIC_AAD_LEN, 1 },
 };
 _Static_assert(sizeof(ops) / sizeof(ops[0]) == N_OPS, "N_OPS counts the operations");
 
 /* ------------------------------------------------------------------ */
 /* Inputs and buffers                                                  */
 
-static void *xalloc(size_t n)
+void *xalloc(size_t n)
 {
     void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
 
@@ -96,13 +104,13 @@ static void fill(uint8_t *p, size_t n, uint64_t seed)
 }
 
 uint8_t g_key[KEY_LEN];
-uint8_t g_aad[AAD_LEN];
+uint8_t g_aad[AAD_MAX];
 
 void init_inputs(void)
 {
     for (size_t i = 0; i < KEY_LEN; i++)
         g_key[i] = (uint8_t)(0x80 + i);
-    fill(g_aad, AAD_LEN, 3);
+    fill(g_aad, AAD_MAX, 3);
 }
 
 static bufset *g_all_bufs[260];
@@ -124,114 +132,6 @@ bufset *bufset_new(size_t max)
     return b;
 }
 
-/* ------------------------------------------------------------------ */
-/* BoringSSL through dlopen: its symbols clash with OpenSSL's.          */
-
-typedef struct boring_api {
-    void *dl;
-    char path[PATH_MAX];
-    const void *(*aead_chacha)(void);
-    const void *(*aead_xchacha)(void);
-    void *(*ctx_new)(const void *aead, const uint8_t *key, size_t key_len, size_t tag_len);
-    void (*ctx_free)(void *ctx);
-    int (*ctx_init)(void *ctx, const void *aead, const uint8_t *key, size_t key_len,
-                    size_t tag_len, void *engine);
-    void (*ctx_cleanup)(void *ctx);
-    int (*seal)(const void *ctx, uint8_t *out, size_t *out_len, size_t max_out,
-                const uint8_t *nonce, size_t nonce_len, const uint8_t *in, size_t in_len,
-                const uint8_t *ad, size_t ad_len);
-    int (*open)(const void *ctx, uint8_t *out, size_t *out_len, size_t max_out,
-                const uint8_t *nonce, size_t nonce_len, const uint8_t *in, size_t in_len,
-                const uint8_t *ad, size_t ad_len);
-    void (*chacha_20)(uint8_t *out, const uint8_t *in, size_t in_len, const uint8_t key[32],
-                      const uint8_t nonce[12], uint32_t counter);
-    void (*poly_init)(void *state, const uint8_t key[32]);
-    void (*poly_update)(void *state, const uint8_t *in, size_t in_len);
-    void (*poly_finish)(void *state, uint8_t mac[16]);
-} boring_api;
-
-static boring_api B;
-char g_boring_note[PATH_MAX + 64];
-/*
- * EVP_AEAD_CTX is 8 + 584 + 8 bytes in the Debian headers (opaque state of
- * 580 bytes); re-keying in place needs storage of our own for it.
- */
-#define BORING_CTX_BYTES 1024
-#define BORING_POLY_STATE 512
-
-static int boring_load(void)
-{
-    const char *cands[8];
-    int nc = 0;
-    glob_t g = { 0 };
-
-    if (cfg.no_boring) {
-        snprintf(g_boring_note, sizeof(g_boring_note), "disabled (--no-boringssl)");
-        return 0;
-    }
-#if defined(__SANITIZE_ADDRESS__)
-    /* The sanitizer runtime refuses RTLD_DEEPBIND, and without it the symbols would clash. */
-    snprintf(g_boring_note, sizeof(g_boring_note), "left out under AddressSanitizer");
-    return 0;
-#endif
-    if (cfg.boring_path)
-        cands[nc++] = cfg.boring_path;
-    else if (getenv("BENCH_BORINGSSL"))
-        cands[nc++] = getenv("BENCH_BORINGSSL");
-    else if (glob("/usr/lib/*/android/libcrypto.so.0", 0, NULL, &g) == 0)
-        for (size_t i = 0; i < g.gl_pathc && nc < 8; i++)
-            cands[nc++] = g.gl_pathv[i];
-    for (int i = 0; i < nc && B.dl == NULL; i++) {
-        B.dl = dlopen(cands[i], RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-        if (B.dl)
-            snprintf(B.path, sizeof(B.path), "%s", cands[i]);
-    }
-    if (B.dl == NULL) {
-        snprintf(g_boring_note, sizeof(g_boring_note),
-                 nc ? "not loadable (%s)" : "absent (apt-get install android-libboringssl)",
-                 nc ? dlerror() : "");
-        globfree(&g);
-        return 0;
-    }
-    globfree(&g);
-#define SYM(field, name) \
-    do { \
-        *(void **)&B.field = dlsym(B.dl, name); \
-        if (B.field == NULL) { \
-            snprintf(g_boring_note, sizeof(g_boring_note), "%s lacks %s", B.path, name); \
-            dlclose(B.dl); \
-            B.dl = NULL; \
-            return 0; \
-        } \
-    } while (0)
-    SYM(aead_chacha, "EVP_aead_chacha20_poly1305");
-    SYM(aead_xchacha, "EVP_aead_xchacha20_poly1305");
-    SYM(ctx_new, "EVP_AEAD_CTX_new");
-    SYM(ctx_free, "EVP_AEAD_CTX_free");
-    SYM(ctx_init, "EVP_AEAD_CTX_init");
-    SYM(ctx_cleanup, "EVP_AEAD_CTX_cleanup");
-    SYM(seal, "EVP_AEAD_CTX_seal");
-    SYM(open, "EVP_AEAD_CTX_open");
-    SYM(chacha_20, "CRYPTO_chacha_20");
-    SYM(poly_init, "CRYPTO_poly1305_init");
-    SYM(poly_update, "CRYPTO_poly1305_update");
-    SYM(poly_finish, "CRYPTO_poly1305_finish");
-#undef SYM
-    snprintf(g_boring_note, sizeof(g_boring_note), "%s (dlopen, RTLD_DEEPBIND)", B.path);
-    return 1;
-}
-
-void load_comparison_libraries(void)
-{
-#ifdef BENCH_HAVE_SODIUM
-    if (!cfg.no_sodium) {
-        if (sodium_init() < 0)
-            die("sodium_init failed");
-        g_have_sodium = 1;
-    }
-#endif
-    g_have_boring = boring_load();
-}
 
 /* ------------------------------------------------------------------ */
 /* OpenSSL library context                                             */
@@ -240,8 +140,6 @@ OSSL_LIB_CTX *g_libctx;
 static OSSL_PROVIDER *g_prov_chapoly, *g_prov_default;
 char g_module_desc[PATH_MAX + 64];
 char g_kernel[64];
-int g_have_sodium;
-int g_have_boring;
 
 /* Where chapoly.so comes from: --module, OPENSSL_MODULES, CHAPOLY_MODULE, the build tree. */
 static OSSL_PROVIDER *load_chapoly(OSSL_LIB_CTX *lc, char *desc, size_t desclen)
@@ -326,6 +224,43 @@ void open_bench_libctx(void)
     read_kernel_name();
 }
 
+/*
+ * The floor (bench_floor.c) in the timed library context: the shared object
+ * has no OSSL_provider_init on purpose, so it is registered here as a
+ * built-in provider under its own init function. BENCH_FLOOR_MODULE (the
+ * environment, else the build tree) names the file.
+ */
+static OSSL_PROVIDER *g_prov_floor;
+static void *g_floor_dl;
+int g_have_floor;
+char g_floor_note[PATH_MAX + 64] = "not loaded";
+
+void load_floor(void)
+{
+    const char *path = getenv("BENCH_FLOOR_MODULE");
+    OSSL_provider_init_fn *init;
+
+#ifdef BENCH_FLOOR_MODULE
+    if (path == NULL)
+        path = BENCH_FLOOR_MODULE;
+#endif
+    if (path == NULL) {
+        snprintf(g_floor_note, sizeof(g_floor_note), "absent (no BENCH_FLOOR_MODULE)");
+        return;
+    }
+    g_floor_dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    *(void **)&init = g_floor_dl ? dlsym(g_floor_dl, "bench_floor_provider_init") : NULL;
+    if (init == NULL) {
+        snprintf(g_floor_note, sizeof(g_floor_note), "%s not loadable: %s", path, dlerror());
+        return;
+    }
+    if (!OSSL_PROVIDER_add_builtin(g_libctx, "bench-floor", init)
+        || (g_prov_floor = OSSL_PROVIDER_load(g_libctx, "bench-floor")) == NULL)
+        die("could not register the floor provider from %s", path);
+    snprintf(g_floor_note, sizeof(g_floor_note), "%s (no cryptography: copies, zero tags)", path);
+    g_have_floor = 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Per-operation loops: one message per iteration                      */
 
@@ -341,7 +276,7 @@ static int evp_seal(job *j, size_t n, uint64_t iters)
     for (uint64_t i = 0; i < iters; i++) {
         make_nonce(nonce, j->ivlen, j->seq++);
         if (!EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
-            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, AAD_LEN)
+            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
             || !EVP_EncryptUpdate(c, out, &l, in, (int)n)
             || !EVP_EncryptFinal_ex(c, out + l, &l2)
             || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n))
@@ -364,7 +299,7 @@ static int evp_stream(job *j, size_t n, uint64_t iters)
 
         make_nonce(nonce, j->ivlen, j->seq++);
         if (!EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
-            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, AAD_LEN))
+            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen))
             return 0;
         while (done < n) {
             size_t m = n - done < u ? n - done : u;
@@ -391,7 +326,7 @@ static int evp_seal_rekey(job *j, size_t n, uint64_t iters)
         make_key(key, j->seq);
         make_nonce(nonce, j->ivlen, j->seq++);
         if (!EVP_EncryptInit_ex(c, NULL, NULL, key, nonce)
-            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, AAD_LEN)
+            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
             || !EVP_EncryptUpdate(c, out, &l, in, (int)n)
             || !EVP_EncryptFinal_ex(c, out + l, &l2)
             || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n))
@@ -412,7 +347,7 @@ static int evp_seal_newctx(job *j, size_t n, uint64_t iters)
         make_nonce(nonce, j->ivlen, j->seq++);
         int ok = c != NULL
                  && EVP_EncryptInit_ex(c, j->cipher, NULL, g_key, nonce)
-                 && EVP_EncryptUpdate(c, NULL, &l, g_aad, AAD_LEN)
+                 && EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
                  && EVP_EncryptUpdate(c, out, &l, in, (int)n)
                  && EVP_EncryptFinal_ex(c, out + l, &l2)
                  && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n);
@@ -436,7 +371,7 @@ static int evp_open(job *j, size_t n, uint64_t iters)
         make_nonce(nonce, j->ivlen, OPEN_SEQ + k);
         if (!EVP_DecryptInit_ex(c, NULL, NULL, NULL, nonce)
             || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, ct + n)
-            || !EVP_DecryptUpdate(c, NULL, &l, g_aad, AAD_LEN)
+            || !EVP_DecryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
             || !EVP_DecryptUpdate(c, out, &l, ct, (int)n)
             || EVP_DecryptFinal_ex(c, out + l, &l2) != 1)
             return 0;
@@ -445,6 +380,32 @@ static int evp_open(job *j, size_t n, uint64_t iters)
 }
 
 /* --- EVP ChaCha20 and Poly1305 --- */
+
+/*
+ * QUIC header protection (RFC 9001 5.4.4): the 16-byte sample of the packet
+ * is ChaCha20's IV (counter || nonce) on a keyed context; the mask is the
+ * keystream of one short update (5 bytes in QUIC). The sample varies in
+ * all 16 bytes, as ciphertext does.
+ */
+static int evp_quic_hp(job *j, size_t n, uint64_t iters)
+{
+    EVP_CIPHER_CTX *c = j->ctx;
+    uint8_t *out = j->b->out, sample[16];
+    const uint8_t *in = j->b->in;
+    int l;
+
+    for (uint64_t i = 0; i < iters; i++) {
+        uint32_t ctr = (uint32_t)(j->seq * 0x9e3779b9u);
+
+        make_nonce(sample + 4, 12, j->seq++);
+        for (int k = 0; k < 4; k++)
+            sample[k] = (uint8_t)(ctr >> (8 * k));
+        if (!EVP_CipherInit_ex(c, NULL, NULL, NULL, sample, 1)
+            || !EVP_CipherUpdate(c, out, &l, in, (int)n))
+            return 0;
+    }
+    return 1;
+}
 
 static int evp_chacha(job *j, size_t n, uint64_t iters)
 {
@@ -478,178 +439,6 @@ static int evp_poly(job *j, size_t n, uint64_t iters)
     return 1;
 }
 
-/* --- BoringSSL --- */
-
-static int boring_seal(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[24];
-    size_t ol;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_nonce(nonce, j->ivlen, j->seq++);
-        if (!B.seal(j->bctx, j->b->out, &ol, n + TAG_LEN, nonce, j->ivlen, j->b->in, n,
-                    g_aad, AAD_LEN))
-            return 0;
-    }
-    return 1;
-}
-
-static int boring_seal_rekey(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[24], key[KEY_LEN];
-    size_t ol;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_key(key, j->seq);
-        make_nonce(nonce, j->ivlen, j->seq++);
-        B.ctx_cleanup(j->bctx);
-        if (!B.ctx_init(j->bctx, j->aead, key, KEY_LEN, TAG_LEN, NULL)
-            || !B.seal(j->bctx, j->b->out, &ol, n + TAG_LEN, nonce, j->ivlen, j->b->in, n,
-                       g_aad, AAD_LEN))
-            return 0;
-    }
-    return 1;
-}
-
-static int boring_seal_newctx(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[24];
-    size_t ol;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_nonce(nonce, j->ivlen, j->seq++);
-        void *c = B.ctx_new(j->aead, g_key, KEY_LEN, TAG_LEN);
-        int ok = c != NULL && B.seal(c, j->b->out, &ol, n + TAG_LEN, nonce, j->ivlen,
-                                     j->b->in, n, g_aad, AAD_LEN);
-        B.ctx_free(c);
-        if (!ok)
-            return 0;
-    }
-    return 1;
-}
-
-static int boring_open(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[24];
-    size_t ol;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        unsigned k = (unsigned)(j->seq++ & 1);
-
-        make_nonce(nonce, j->ivlen, OPEN_SEQ + k);
-        if (!B.open(j->bctx, j->b->out, &ol, n, nonce, j->ivlen, j->b->ct[k], n + TAG_LEN,
-                    g_aad, AAD_LEN))
-            return 0;
-    }
-    return 1;
-}
-
-static int boring_chacha(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[12];
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_nonce(nonce, 12, j->seq++);
-        B.chacha_20(j->b->out, j->b->in, n, g_key, nonce, 1);
-    }
-    return 1;
-}
-
-static int boring_poly(job *j, size_t n, uint64_t iters)
-{
-    uint8_t key[KEY_LEN];
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_key(key, j->seq++);
-        B.poly_init(j->bstate, key);
-        B.poly_update(j->bstate, j->b->in, n);
-        B.poly_finish(j->bstate, j->b->out);
-    }
-    return 1;
-}
-
-/* --- libsodium --- */
-#ifdef BENCH_HAVE_SODIUM
-static int sodium_seal(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[24];
-    unsigned long long cl;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_nonce(nonce, j->ivlen, j->seq++);
-        int r = j->ivlen == 24
-                    ? crypto_aead_xchacha20poly1305_ietf_encrypt(j->b->out, &cl, j->b->in, n, g_aad,
-                                                                 AAD_LEN, NULL, nonce, g_key)
-                    : crypto_aead_chacha20poly1305_ietf_encrypt(j->b->out, &cl, j->b->in, n, g_aad,
-                                                                AAD_LEN, NULL, nonce, g_key);
-        if (r != 0)
-            return 0;
-    }
-    return 1;
-}
-
-/* libsodium has no key schedule: a fresh key costs it nothing extra, which is the point of the row. */
-static int sodium_seal_rekey(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[24], key[KEY_LEN];
-    unsigned long long cl;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_key(key, j->seq);
-        make_nonce(nonce, j->ivlen, j->seq++);
-        if (crypto_aead_chacha20poly1305_ietf_encrypt(j->b->out, &cl, j->b->in, n, g_aad, AAD_LEN,
-                                                      NULL, nonce, key) != 0)
-            return 0;
-    }
-    return 1;
-}
-
-static int sodium_open(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[24];
-    unsigned long long ml;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        unsigned k = (unsigned)(j->seq++ & 1);
-
-        make_nonce(nonce, j->ivlen, OPEN_SEQ + k);
-        int r = j->ivlen == 24
-                    ? crypto_aead_xchacha20poly1305_ietf_decrypt(j->b->out, &ml, NULL, j->b->ct[k],
-                                                                 n + TAG_LEN, g_aad, AAD_LEN, nonce,
-                                                                 g_key)
-                    : crypto_aead_chacha20poly1305_ietf_decrypt(j->b->out, &ml, NULL, j->b->ct[k],
-                                                                n + TAG_LEN, g_aad, AAD_LEN, nonce,
-                                                                g_key);
-        if (r != 0)
-            return 0;
-    }
-    return 1;
-}
-
-static int sodium_chacha(job *j, size_t n, uint64_t iters)
-{
-    uint8_t nonce[12];
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_nonce(nonce, 12, j->seq++);
-        if (crypto_stream_chacha20_ietf_xor_ic(j->b->out, j->b->in, n, nonce, 1, g_key) != 0)
-            return 0;
-    }
-    return 1;
-}
-
-static int sodium_poly(job *j, size_t n, uint64_t iters)
-{
-    uint8_t key[KEY_LEN];
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_key(key, j->seq++);
-        if (crypto_onetimeauth_poly1305(j->b->out, j->b->in, n, key) != 0)
-            return 0;
-    }
-    return 1;
-}
-#endif
 
 /* --- job construction --- */
 
@@ -657,6 +446,7 @@ static const char *evp_name(const opdef *op)
 {
     switch (op->kind) {
     case K_CHACHA:
+    case K_HP:
         return "ChaCha20";
     case K_POLY:
         return "POLY1305";
@@ -669,7 +459,14 @@ static const char *evp_name(const opdef *op)
 
 static const char *propq_of(int impl)
 {
-    return impl == IM_CHAPOLY ? "provider=chapoly" : "provider=default";
+    return impl == IM_CHAPOLY ? "provider=chapoly"
+           : impl == IM_FLOOR ? "provider=floor"
+                              : "provider=default";
+}
+
+static OSSL_PROVIDER *provider_of(int impl)
+{
+    return impl == IM_CHAPOLY ? g_prov_chapoly : impl == IM_FLOOR ? g_prov_floor : g_prov_default;
 }
 
 static job *g_all_jobs[4096];
@@ -681,11 +478,7 @@ static void job_free(job *j)
     EVP_CIPHER_free(j->cipher);
     EVP_MAC_CTX_free(j->mctx);
     EVP_MAC_free(j->mac);
-    if (j->bctx != NULL) {
-        B.ctx_cleanup(j->bctx);
-        free(j->bctx);
-    }
-    free(j->bstate);
+    libs_job_free(j);
     tls_free(j->tls);
     free(j);
 }
@@ -702,9 +495,12 @@ job *job_new(const opdef *op, int impl, bufset *b)
     j->impl = impl;
     j->b = b;
     j->ivlen = op->x && op->kind != K_TLS && op->kind != K_STREAM ? 24 : 12;
+    j->aadlen = op->aad > 0 ? (size_t)op->aad : AAD_LEN;
     j->seq = 1;
 
-    if (impl == IM_CHAPOLY || impl == IM_DEFAULT) {
+    if (impl == IM_FLOOR && (!g_have_floor || op->kind == K_TLS))
+        goto none;
+    if (impl == IM_CHAPOLY || impl == IM_DEFAULT || impl == IM_FLOOR) {
         if (op->kind == K_TLS) {
             char q[32];
 
@@ -719,14 +515,15 @@ job *job_new(const opdef *op, int impl, bufset *b)
             j->mac = EVP_MAC_fetch(g_libctx, "POLY1305", propq_of(impl));
             if (j->mac == NULL || (j->mctx = EVP_MAC_CTX_new(j->mac)) == NULL)
                 goto none;
+            if (EVP_MAC_get0_provider(j->mac) != provider_of(impl))
+                die("POLY1305 fetched from the wrong provider");
             j->run = evp_poly;
             return j;
         }
         j->cipher = EVP_CIPHER_fetch(g_libctx, evp_name(op), propq_of(impl));
         if (j->cipher == NULL)
             goto none; /* e.g. XChaCha20-Poly1305 in the default provider */
-        if (strcmp(OSSL_PROVIDER_get0_name(EVP_CIPHER_get0_provider(j->cipher)),
-                   impl == IM_DEFAULT ? "default" : OSSL_PROVIDER_get0_name(g_prov_chapoly)) != 0)
+        if (EVP_CIPHER_get0_provider(j->cipher) != provider_of(impl))
             die("%s fetched from the wrong provider", evp_name(op));
         if (op->kind != K_NEWCTX) {
             uint8_t iv[24] = { 0 };
@@ -744,46 +541,14 @@ job *job_new(const opdef *op, int impl, bufset *b)
         case K_REKEY: j->run = evp_seal_rekey; break;
         case K_NEWCTX: j->run = evp_seal_newctx; break;
         case K_CHACHA: j->run = evp_chacha; break;
+        case K_HP: j->run = evp_quic_hp; break;
         case K_STREAM: j->run = evp_stream; break;
         default: goto none;
         }
         return j;
     }
-    if (impl == IM_BORING) {
-        if (!g_have_boring || op->kind == K_TLS || op->kind == K_STREAM)
-            goto none;
-        j->aead = op->x ? B.aead_xchacha() : B.aead_chacha();
-        switch (op->kind) {
-        case K_SEAL:
-        case K_OPEN:
-        case K_REKEY:
-            j->bctx = xalloc(BORING_CTX_BYTES);
-            if (!B.ctx_init(j->bctx, j->aead, g_key, KEY_LEN, TAG_LEN, NULL))
-                die("BoringSSL EVP_AEAD_CTX_init failed");
-            j->run = op->kind == K_SEAL ? boring_seal
-                     : op->kind == K_OPEN ? boring_open : boring_seal_rekey;
-            return j;
-        case K_NEWCTX: j->run = boring_seal_newctx; return j;
-        case K_CHACHA: j->run = boring_chacha; return j;
-        case K_POLY:
-            j->bstate = xalloc(BORING_POLY_STATE);
-            j->run = boring_poly;
-            return j;
-        default: goto none;
-        }
-    }
-#ifdef BENCH_HAVE_SODIUM
-    if (impl == IM_SODIUM && g_have_sodium) {
-        switch (op->kind) {
-        case K_SEAL: j->run = sodium_seal; return j;
-        case K_OPEN: j->run = sodium_open; return j;
-        case K_REKEY: j->run = sodium_seal_rekey; return j;
-        case K_CHACHA: j->run = sodium_chacha; return j;
-        case K_POLY: j->run = sodium_poly; return j;
-        default: break; /* no context object to renew */
-        }
-    }
-#endif
+    if ((impl == IM_BORING || impl == IM_SODIUM) && libs_job_init(j))
+        return j;
 none:
     ERR_clear_error();
     g_njobs--;
@@ -806,5 +571,11 @@ void bench_cleanup(void)
     tls_cred_free();
     OSSL_PROVIDER_unload(g_prov_chapoly);
     OSSL_PROVIDER_unload(g_prov_default);
+    OSSL_PROVIDER_unload(g_prov_floor);
     OSSL_LIB_CTX_free(g_libctx);
+    if (g_floor_dl != NULL)
+        dlclose(g_floor_dl);
+    g_prov_floor = NULL;
+    g_floor_dl = NULL;
+    g_have_floor = 0;
 }

@@ -182,7 +182,7 @@ void write_csv(const char *path, cell *cells, int ncells, int reps)
             }
             fprintf(f, "%.2f,%.2f,%.2f,%.1f,%.4f,%.2f,", r.ns, r.ns_min, r.ns_max, r.ns * g_ghz,
                     r.ns * g_ghz / (double)c->size, mbps(c->size, r.ns));
-            for (int x = IM_DEFAULT; x < IM_N; x++)
+            for (int x = IM_DEFAULT; x <= IM_SODIUM; x++) /* the header's three columns */
                 if (x != im && r.ratio[x] > 0)
                     fprintf(f, "%.4f,", r.ratio[x]);
                 else

@@ -135,6 +135,7 @@ void clock_warmup(void)
 
 #define CLEAN_FRAC 0.98
 int g_bursts = 1;
+int g_warm_div = 1;
 double g_burst_ns;
 uint64_t g_bursts_run, g_bursts_dropped, g_samples_dirty;
 
@@ -182,8 +183,9 @@ double sample(cell *c, int im)
     double wall = 0, dirty_wall = 0, dirty_frac = -1;
     int clean = 0, tries = 0;
 
-    if (!job_ok_or_note(c, im, j->run(j, c->size, it), "call failed")) /* warm caches, predictors */
-        return 0;
+    uint64_t warm = it / (uint64_t)g_warm_div;
+    if (!job_ok_or_note(c, im, j->run(j, c->size, warm ? warm : 1), "call failed"))
+        return 0; /* warm caches and predictors */
     while (clean < g_bursts && tries < 4 * g_bursts) {
         tries++;
         double w0 = now_ns(), c0 = cpu_ns();

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * "bench_evp sweep": chapoly against the default provider for every
+ * operation x size x kernel level (bench/README.md, "The never-slower
+ * sweep"). Built on bench_evp's jobs, output checks, calibration and
+ * interleaved samples (bench_evp.h); these files add:
+ *
+ *   bench_sweep.c         command line; one child process per level (the
+ *                         level's environment must be in place before
+ *                         libcrypto loads); the time budget; the CSV
+ *   bench_sweep_level.c   one level in this process: the size grids, the
+ *                         cells, the timed passes, re-measuring the cells
+ *                         near or below 1.0, the CSV rows
+ *   bench_sweep_report.c  from the CSV: headline, cells below 1.0, the
+ *                         floor table, the heat map (gnuplot)
+ */
+#ifndef BENCH_SWEEP_H
+#define BENCH_SWEEP_H
+
+#include "bench_evp.h"
+
+#define SWEEP_MAX_SIZES 1024
+#define SWEEP_MAX_LEVELS 8
+/* OpenSSL's capability mask without AVX-512 (bench_evp --avx2 uses the same). */
+#define SWEEP_AVX2_IA32CAP ":~0xC0230000"
+
+/* The CSV's columns, in order (bench_sweep_report.c reads them by name). */
+#define SWEEP_CSV_HEADER                                                                  \
+    "level,kernel,default_limit,op,size,baseline,check,chapoly_ns,default_ns,ratio,reps,"   \
+    "spread,remeasured,ratio_first,reps_first,floor_ns,chapoly_above_floor_ns,"            \
+    "default_above_floor_ns,boringssl_ns"
+
+struct sweep_cfg {
+    int quick;
+    int op_on[N_OPS];              /* the operations swept */
+    size_t sizes[SWEEP_MAX_SIZES]; /* --sizes, else the mode's grid */
+    int nsizes, sizes_given;
+    const char *levels[SWEEP_MAX_LEVELS];
+    int nlevels;
+    double budget_s;               /* whole run (parent) or this level (child) */
+    double burst_ms;               /* forced burst length; 0: from the budget */
+    int reps, rereps;              /* repetitions: first pass, re-measure */
+    double near;                   /* re-measure cells with a ratio below this */
+    const char *csv, *png;
+    const char *report_only;       /* --report CSV: no measuring */
+    const char *child_level;       /* set in a level's child process */
+    int this_process;              /* measure the environment's level here, no child */
+    int brief;                     /* a level after the first: no module lines again */
+    double t_start;
+};
+extern struct sweep_cfg scfg;
+
+/* bench_sweep_level.c: measure one level in this process, append its rows to scfg.csv. */
+int sweep_level(const char *level, double budget_s);
+
+/* bench_sweep_report.c: from the CSV, print the report and draw the heat map. */
+int sweep_report(const char *csv, const char *png);
+
+#endif

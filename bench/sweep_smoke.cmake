@@ -1,0 +1,87 @@
+# SPDX-License-Identifier: Apache-2.0
+# CTest smoke test of "bench_evp sweep" (label bench): a few cells of one
+# level in one process, then checks of the CSV it wrote: the columns, one row
+# per (operation, size) asked for, every output check passed ("ok": chapoly's
+# output equal to the reference's, the floor's to what it promises), and
+# numbers in the timing columns. No ratio is judged: timings are not
+# pass/fail on a shared machine.
+#   cmake -DPROG=bench_evp -DEMU="emulator|args" -DMODULE=chapoly.so -DOUT=dir -P sweep_smoke.cmake
+cmake_minimum_required(VERSION 3.20)
+
+set(ops seal open chacha20 quic-hp poly1305 xseal tls13 quic-open stream16)
+set(sizes 16 64 65)
+# what each operation keeps of those sizes (bench_sweep_level.c, op_sizes)
+set(expect_quic-open 64 65)
+set(expect_stream16 64 65)
+set(expect_quic-hp 16 64)
+set(floor_ops seal open chacha20 quic-hp poly1305)
+set(columns level kernel default_limit op size baseline check chapoly_ns default_ns ratio reps
+    spread remeasured ratio_first reps_first floor_ns chapoly_above_floor_ns
+    default_above_floor_ns boringssl_ns)
+
+string(REPLACE "|" ";" emu "${EMU}")
+list(JOIN ops "," ops_arg)
+list(JOIN sizes "," sizes_arg)
+file(REMOVE "${OUT}/sweep-smoke.csv")
+execute_process(
+  COMMAND ${emu} "${PROG}" sweep --this-process --module "${MODULE}" --ops ${ops_arg} --sizes ${sizes_arg}
+          --reps 3 --rereps 3 --burst 0.05 --csv "${OUT}/sweep-smoke.csv"
+          --png "${OUT}/sweep-smoke.png"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "bench_evp sweep exited with ${rc} (2: an output check failed)")
+endif()
+
+file(STRINGS "${OUT}/sweep-smoke.csv" lines)
+list(POP_FRONT lines header)
+string(REPLACE "," ";" header "${header}")
+if(NOT header STREQUAL columns)
+  message(FATAL_ERROR "CSV columns are\n  ${header}\nexpected\n  ${columns}")
+endif()
+
+set(seen "")
+foreach(line IN LISTS lines)
+  # empty fields must stay fields: pad them before splitting
+  string(REPLACE ",," ",-," line "${line}")
+  string(REPLACE ",," ",-," line "${line}")
+  string(REGEX REPLACE ",$" ",-" line "${line}")
+  string(REPLACE "," ";" f "${line}")
+  list(LENGTH f n)
+  list(LENGTH columns ncol)
+  if(NOT n EQUAL ncol)
+    message(FATAL_ERROR "row with ${n} fields, not ${ncol}: ${line}")
+  endif()
+  list(GET f 3 op)
+  list(GET f 4 size)
+  list(GET f 6 check)
+  if(NOT check STREQUAL "ok")
+    message(FATAL_ERROR "${op} ${size}: output check: ${check}")
+  endif()
+  foreach(i 7 8 9)  # chapoly_ns default_ns ratio
+    list(GET f ${i} v)
+    list(GET columns ${i} name)
+    if(NOT v MATCHES "^[0-9]+\\.[0-9]+$" OR v EQUAL 0)
+      message(FATAL_ERROR "${op} ${size}: ${name} is '${v}'")
+    endif()
+  endforeach()
+  list(GET f 15 floor)
+  if(op IN_LIST floor_ops AND NOT floor MATCHES "^[0-9]+\\.[0-9]+$")
+    message(FATAL_ERROR "${op} ${size}: no floor_ns ('${floor}')")
+  endif()
+  list(APPEND seen "${op}:${size}")
+endforeach()
+
+foreach(op IN LISTS ops)
+  set(want ${sizes})
+  if(DEFINED expect_${op})
+    set(want ${expect_${op}})
+  endif()
+  foreach(size IN LISTS want)
+    if(NOT "${op}:${size}" IN_LIST seen)
+      message(FATAL_ERROR "no row for ${op} ${size}")
+    endif()
+  endforeach()
+endforeach()
+list(LENGTH seen nrows)
+message(STATUS "sweep smoke: ${nrows} rows, columns and output checks as expected")
