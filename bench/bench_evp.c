@@ -66,6 +66,9 @@ static void usage(FILE *f)
             "usage: bench_evp [options]\n"
             "  --module PATH     chapoly.so or its directory (else OPENSSL_MODULES, CHAPOLY_MODULE,\n"
             "                    the build tree, OpenSSL's module directory)\n"
+            "  --base PATH       a second chapoly.so (or its directory), the baseline of an A/B: it runs\n"
+            "                    in a library context of its own, interleaved with the rest; 'vs base'\n"
+            "                    = base ns / ns (> 1: faster than the base)\n"
             "  --sizes a,b,...   message sizes in bytes (default 16,64,256,576,1200,1350,4096,16384,65536)\n"
             "  --ops a,b,...     operations (default all but the stream ones):");
     for (size_t i = 0; i < N_OPS; i++)
@@ -91,7 +94,8 @@ static void usage(FILE *f)
             "                    is AVX2 at most anyway\n"
             "  --loop OP:IMPL:BYTES:COUNT   run one loop untimed and exit, for profilers, e.g.\n"
             "                    valgrind --tool=callgrind --toggle-collect=bench_loop bench_evp --loop seal:chapoly:16:20000\n"
-            "Environment: CHAPOLY_KERNEL=portable|avx2|avx512vl|avx512|avx512-noifma selects chapoly's kernels.\n");
+            "Environment: CHAPOLY_KERNEL=portable|avx2|avx512vl|avx512|avx512-noifma selects chapoly's kernels\n"
+            "(and the base's: both read it when they initialise).\n");
 }
 
 static void parse_sizes(const char *s)
@@ -150,6 +154,8 @@ static void parse_args(int argc, char **argv)
             exit(0);
         } else if (!strcmp(a, "--module")) {
             cfg.module = NEXT();
+        } else if (!strcmp(a, "--base")) {
+            cfg.base = NEXT();
         } else if (!strcmp(a, "--sizes")) {
             parse_sizes(NEXT());
             cfg.sizes_given = 1;

@@ -47,8 +47,12 @@
 /* ------------------------------------------------------------------ */
 /* Implementations and operations (bench_evp_impls.c)                  */
 
-/* IM_FLOOR: bench_floor.c, loaded only by the sweep (load_floor). */
-enum { IM_CHAPOLY, IM_DEFAULT, IM_BORING, IM_SODIUM, IM_FLOOR, IM_N };
+/*
+ * IM_FLOOR: bench_floor.c, loaded only by the sweep (load_floor). IM_BASE:
+ * a second chapoly.so (--base, the baseline build of an A/B) in a library
+ * context of its own, run with chapoly's loops; present only with --base.
+ */
+enum { IM_CHAPOLY, IM_DEFAULT, IM_BORING, IM_SODIUM, IM_FLOOR, IM_BASE, IM_N };
 extern const char *const impl_name[IM_N];
 /* Reference order for the output check and for preparing ciphertexts. */
 extern const int ref_order[IM_N];
@@ -85,6 +89,7 @@ struct bench_cfg {
     double thread_ms;
     const char *csv, *json, *plot;
     const char *module;
+    const char *base;   /* --base: the baseline chapoly.so (or its directory) */
     const char *boring_path;
     const char *loop;
     int no_boring, no_sodium;
@@ -156,6 +161,10 @@ static inline void make_key(uint8_t key[KEY_LEN], uint64_t seq)
 extern OSSL_LIB_CTX *g_libctx;
 extern char g_module_desc[];
 extern char g_kernel[64];
+/* --base: its own library context (the default provider and the base chapoly). */
+extern OSSL_LIB_CTX *g_base_libctx;
+extern char g_base_desc[];
+extern char g_base_kernel[64];
 extern int g_have_sodium;
 extern int g_have_boring;
 extern char g_boring_note[];
@@ -164,9 +173,11 @@ extern char g_floor_note[];
 
 void init_inputs(void);
 void load_comparison_libraries(void);
-OSSL_LIB_CTX *make_libctx(OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, char *desc,
+OSSL_LIB_CTX *make_libctx(int base, OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, char *desc,
                           size_t desclen);
 void open_bench_libctx(void);
+OSSL_LIB_CTX *libctx_of(int impl);
+int module_lines(int base, char *out, size_t len);
 void load_floor(void);
 void *xalloc(size_t n);
 job *job_new(const opdef *op, int impl, bufset *b);
@@ -176,14 +187,15 @@ void bench_cleanup(void);
 /* ------------------------------------------------------------------ */
 /* TLS through libssl (bench_evp_tls.c)                                */
 
-/* [0] TLS 1.2, [1] TLS 1.3: 1 proven, 0 not, -1 unknown */
-extern int tls_proof[2];
+/* [0] TLS 1.2, [1] TLS 1.3: 1 proven, 0 not, -1 unknown; tls_proof_base: the --base module's */
+extern int tls_proof[2], tls_proof_base[2];
 
 void prove_tls_routing(void);
-tls_pair *tls_pair_new(const char *propq, int version);
+const char *tls_route_text(void);
+tls_pair *tls_pair_new(OSSL_LIB_CTX *lc, const char *propq, int version);
 void tls_free(tls_pair *t);
 int tls_record(job *j, size_t n, uint64_t iters);
-int tls_cross_check(int version, size_t n, bufset *b);
+int tls_cross_check(int impl, int version, size_t n, bufset *b);
 void tls_cred_free(void);
 
 /* ------------------------------------------------------------------ */
@@ -249,6 +261,7 @@ result summarize(const cell *c, int im, int reps);
 /* Output (bench_evp_report.c)                                         */
 
 void cpu_model(char *out, size_t len);
+void print_modules(int with_kernel);
 void print_header(const char *cpu, const double load0[3]);
 void print_plan(const cell *cells, int ncells);
 void print_results(cell *cells, int ncells, int reps);

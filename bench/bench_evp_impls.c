@@ -19,9 +19,10 @@
 /* ------------------------------------------------------------------ */
 /* Implementations                                                     */
 
-const char *const impl_name[IM_N] = { "chapoly", "default", "boringssl", "libsodium", "floor" };
+const char *const impl_name[IM_N] = { "chapoly", "default", "boringssl", "libsodium", "floor",
+                                      "base" };
 /* The floor is never a reference: its output is checked against what it promises. */
-const int ref_order[IM_N] = { IM_DEFAULT, IM_SODIUM, IM_BORING, IM_CHAPOLY, IM_FLOOR };
+const int ref_order[IM_N] = { IM_DEFAULT, IM_SODIUM, IM_BORING, IM_CHAPOLY, IM_BASE, IM_FLOOR };
 
 /* Operations. */
 const opdef ops[] = {
@@ -140,14 +141,32 @@ OSSL_LIB_CTX *g_libctx;
 static OSSL_PROVIDER *g_prov_chapoly, *g_prov_default;
 char g_module_desc[PATH_MAX + 64];
 char g_kernel[64];
+/*
+ * --base: a second chapoly.so in a context of its own. Loaded from another
+ * path, it is another copy of the code (dlopen keys on the file), and its
+ * algorithms carry provider=chapoly in that context only.
+ */
+OSSL_LIB_CTX *g_base_libctx;
+static OSSL_PROVIDER *g_prov_base, *g_prov_base_default;
+char g_base_desc[PATH_MAX + 64];
+char g_base_kernel[64];
+static char g_want[2][PATH_MAX]; /* the file asked for: [0] chapoly, [1] base ("": unknown) */
 
-/* Where chapoly.so comes from: --module, OPENSSL_MODULES, CHAPOLY_MODULE, the build tree. */
-static OSSL_PROVIDER *load_chapoly(OSSL_LIB_CTX *lc, char *desc, size_t desclen)
+/*
+ * Where chapoly.so comes from: --module, OPENSSL_MODULES, CHAPOLY_MODULE, the
+ * build tree; the base (base = 1) from --base only.
+ */
+static OSSL_PROVIDER *load_chapoly(OSSL_LIB_CTX *lc, int base, char *desc, size_t desclen)
 {
     const char *src = NULL, *why = NULL;
+    char *want = g_want[base != 0];
     struct stat st;
 
-    if (cfg.module) {
+    want[0] = '\0';
+    if (base) {
+        src = cfg.base;
+        why = "--base";
+    } else if (cfg.module) {
         src = cfg.module;
         why = "--module";
     } else if (getenv("OPENSSL_MODULES")) {
@@ -173,7 +192,9 @@ static OSSL_PROVIDER *load_chapoly(OSSL_LIB_CTX *lc, char *desc, size_t desclen)
         char full[PATH_MAX];
 
         snprintf(full, sizeof(full), "%s/chapoly.so", src);
-        snprintf(desc, desclen, "%s (%s)", full, why);
+        if (realpath(full, want) == NULL)
+            die("%s (%s): %s", full, why, strerror(errno));
+        snprintf(desc, desclen, "%s (%s)", want, why);
         if (!OSSL_PROVIDER_set_default_search_path(lc, src))
             return NULL;
         return OSSL_PROVIDER_load(lc, "chapoly");
@@ -186,10 +207,11 @@ static OSSL_PROVIDER *load_chapoly(OSSL_LIB_CTX *lc, char *desc, size_t desclen)
     if (realpath(src, abs) == NULL)
         die("module path %s (%s): %s", src, why, strerror(errno));
     snprintf(desc, desclen, "%s (%s)", abs, why);
+    snprintf(want, PATH_MAX, "%s", abs);
     return OSSL_PROVIDER_load(lc, abs);
 }
 
-OSSL_LIB_CTX *make_libctx(OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, char *desc,
+OSSL_LIB_CTX *make_libctx(int base, OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, char *desc,
                           size_t desclen)
 {
     OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
@@ -199,29 +221,94 @@ OSSL_LIB_CTX *make_libctx(OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, char *desc
     *dflt = OSSL_PROVIDER_load(lc, "default");
     if (*dflt == NULL)
         die("could not load the default provider");
-    *ours = load_chapoly(lc, desc, desclen);
+    *ours = load_chapoly(lc, base, desc, desclen);
     if (*ours == NULL)
-        die("could not load chapoly: %s", desc);
+        die("could not load %s: %s", base ? "the base chapoly" : "chapoly", desc);
     return lc;
 }
 
-static void read_kernel_name(void)
+static void read_param(OSSL_PROVIDER *prov, const char *name, char *out, size_t len)
 {
-    char *kp = NULL;
-    OSSL_PARAM p[2] = { OSSL_PARAM_construct_utf8_ptr("chapoly-kernel", &kp, 0),
-                        OSSL_PARAM_construct_end() };
+    char *v = NULL;
+    OSSL_PARAM p[2] = { OSSL_PARAM_construct_utf8_ptr(name, &v, 0), OSSL_PARAM_construct_end() };
 
-    if (OSSL_PROVIDER_get_params(g_prov_chapoly, p) && kp != NULL)
-        snprintf(g_kernel, sizeof(g_kernel), "%s", kp);
+    if (OSSL_PROVIDER_get_params(prov, p) && v != NULL)
+        snprintf(out, len, "%s", v);
     else
-        snprintf(g_kernel, sizeof(g_kernel), "?");
+        snprintf(out, len, "?");
     ERR_clear_error();
+}
+
+/* The file a provider's code runs from: the object holding its dispatch table. */
+static int module_file(OSSL_PROVIDER *prov, char *out, size_t len)
+{
+    const OSSL_DISPATCH *d = OSSL_PROVIDER_get0_dispatch(prov);
+    Dl_info di;
+
+    char abs[PATH_MAX];
+
+    snprintf(out, len, "?");
+    if (d == NULL || dladdr(d, &di) == 0 || di.dli_fname == NULL)
+        return 0;
+    /* the name dlopen was given: relative when a relative search path was set */
+    snprintf(out, len, "%s", realpath(di.dli_fname, abs) ? abs : di.dli_fname);
+    return 1;
+}
+
+static int same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev
+           && sa.st_ino == sb.st_ino;
+}
+
+/*
+ * Each context must run the file asked for: the provider's dispatch table
+ * lies in it. (Two paths to one file are one copy: an A/A run.)
+ */
+static void check_module_file(int base)
+{
+    char file[PATH_MAX];
+
+    if (!module_file(base ? g_prov_base : g_prov_chapoly, file, sizeof(file)))
+        die("cannot tell which file %s runs from", base ? "the base" : "chapoly");
+    if (g_want[base][0] && !same_file(file, g_want[base]))
+        die("%s runs from %s, not from %s", base ? "the base" : "chapoly", file, g_want[base]);
+}
+
+/*
+ * For the headers: "runs from FILE: BUILDINFO" of chapoly (base 0) or the
+ * base (1); returns 1 when the base is the same file as chapoly.
+ */
+int module_lines(int base, char *out, size_t len)
+{
+    OSSL_PROVIDER *p = base ? g_prov_base : g_prov_chapoly;
+    char file[PATH_MAX], other[PATH_MAX], info[600];
+
+    module_file(p, file, sizeof(file));
+    read_param(p, "buildinfo", info, sizeof(info));
+    snprintf(out, len, "runs from %s: %s", file, info);
+    return base && module_file(g_prov_chapoly, other, sizeof(other)) && same_file(file, other);
 }
 
 void open_bench_libctx(void)
 {
-    g_libctx = make_libctx(&g_prov_chapoly, &g_prov_default, g_module_desc, sizeof(g_module_desc));
-    read_kernel_name();
+    g_libctx = make_libctx(0, &g_prov_chapoly, &g_prov_default, g_module_desc,
+                           sizeof(g_module_desc));
+    read_param(g_prov_chapoly, "chapoly-kernel", g_kernel, sizeof(g_kernel));
+    check_module_file(0);
+    if (cfg.base == NULL)
+        return;
+    g_base_libctx = make_libctx(1, &g_prov_base, &g_prov_base_default, g_base_desc,
+                                sizeof(g_base_desc));
+    read_param(g_prov_base, "chapoly-kernel", g_base_kernel, sizeof(g_base_kernel));
+    check_module_file(1);
+}
+
+OSSL_LIB_CTX *libctx_of(int impl)
+{
+    return impl == IM_BASE ? g_base_libctx : g_libctx;
 }
 
 /*
@@ -457,16 +544,20 @@ static const char *evp_name(const opdef *op)
     }
 }
 
+/* The base is a chapoly too, in its own context. */
 static const char *propq_of(int impl)
 {
-    return impl == IM_CHAPOLY ? "provider=chapoly"
+    return impl == IM_CHAPOLY || impl == IM_BASE ? "provider=chapoly"
            : impl == IM_FLOOR ? "provider=floor"
                               : "provider=default";
 }
 
 static OSSL_PROVIDER *provider_of(int impl)
 {
-    return impl == IM_CHAPOLY ? g_prov_chapoly : impl == IM_FLOOR ? g_prov_floor : g_prov_default;
+    return impl == IM_CHAPOLY ? g_prov_chapoly
+           : impl == IM_BASE  ? g_prov_base
+           : impl == IM_FLOOR ? g_prov_floor
+                              : g_prov_default;
 }
 
 static job *g_all_jobs[4096];
@@ -498,21 +589,24 @@ job *job_new(const opdef *op, int impl, bufset *b)
     j->aadlen = op->aad > 0 ? (size_t)op->aad : AAD_LEN;
     j->seq = 1;
 
-    if (impl == IM_FLOOR && (!g_have_floor || op->kind == K_TLS))
+    if ((impl == IM_FLOOR && (!g_have_floor || op->kind == K_TLS))
+        || (impl == IM_BASE && g_base_libctx == NULL))
         goto none;
-    if (impl == IM_CHAPOLY || impl == IM_DEFAULT || impl == IM_FLOOR) {
+    if (impl == IM_CHAPOLY || impl == IM_DEFAULT || impl == IM_FLOOR || impl == IM_BASE) {
+        OSSL_LIB_CTX *lc = libctx_of(impl);
+
         if (op->kind == K_TLS) {
             char q[32];
 
             snprintf(q, sizeof(q), "?%s", propq_of(impl));
-            j->tls = tls_pair_new(q, op->x);
+            j->tls = tls_pair_new(lc, q, op->x);
             if (j->tls == NULL)
                 goto none;
             j->run = tls_record;
             return j;
         }
         if (op->kind == K_POLY) {
-            j->mac = EVP_MAC_fetch(g_libctx, "POLY1305", propq_of(impl));
+            j->mac = EVP_MAC_fetch(lc, "POLY1305", propq_of(impl));
             if (j->mac == NULL || (j->mctx = EVP_MAC_CTX_new(j->mac)) == NULL)
                 goto none;
             if (EVP_MAC_get0_provider(j->mac) != provider_of(impl))
@@ -520,7 +614,7 @@ job *job_new(const opdef *op, int impl, bufset *b)
             j->run = evp_poly;
             return j;
         }
-        j->cipher = EVP_CIPHER_fetch(g_libctx, evp_name(op), propq_of(impl));
+        j->cipher = EVP_CIPHER_fetch(lc, evp_name(op), propq_of(impl));
         if (j->cipher == NULL)
             goto none; /* e.g. XChaCha20-Poly1305 in the default provider */
         if (EVP_CIPHER_get0_provider(j->cipher) != provider_of(impl))
@@ -573,6 +667,11 @@ void bench_cleanup(void)
     OSSL_PROVIDER_unload(g_prov_default);
     OSSL_PROVIDER_unload(g_prov_floor);
     OSSL_LIB_CTX_free(g_libctx);
+    OSSL_PROVIDER_unload(g_prov_base);
+    OSSL_PROVIDER_unload(g_prov_base_default);
+    OSSL_LIB_CTX_free(g_base_libctx);
+    g_libctx = g_base_libctx = NULL;
+    g_prov_chapoly = g_prov_default = g_prov_base = g_prov_base_default = NULL;
     if (g_floor_dl != NULL)
         dlclose(g_floor_dl);
     g_prov_floor = NULL;

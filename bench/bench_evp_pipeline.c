@@ -207,7 +207,7 @@ int pipeline_main(int argc, char **argv)
     if (reps < 1 || reps > MAX_REPS)
         reps = 5;
     memset(&s, 0, sizeof(s));
-    lc = make_libctx(&ours_p, &dflt_p, desc, sizeof(desc));
+    lc = make_libctx(0, &ours_p, &dflt_p, desc, sizeof(desc));
     s.ours = EVP_CIPHER_fetch(lc, "ChaCha20-Poly1305", "provider=chapoly");
     s.dflt = EVP_CIPHER_fetch(lc, "ChaCha20-Poly1305", "provider=default");
     if (s.ours == NULL || s.dflt == NULL)

@@ -7,6 +7,7 @@
 #include "bench_evp.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <openssl/crypto.h>
@@ -48,22 +49,46 @@ void cpu_model(char *out, size_t len)
              sysconf(_SC_NPROCESSORS_ONLN));
 }
 
+/*
+ * The chapoly line; with --base, also the base's and, for each, the file its
+ * provider runs from and its buildinfo (so two contexts are seen to run two
+ * modules, or one file twice: an A/A run).
+ */
+void print_modules(int with_kernel)
+{
+    char line[PATH_MAX + 800];
+
+    printf("  chapoly    %s", g_module_desc);
+    printf(with_kernel ? ", kernel %s\n" : "\n", g_kernel);
+    if (cfg.base == NULL)
+        return;
+    module_lines(0, line, sizeof(line));
+    printf("             %s\n", line);
+    printf("  base       %s", g_base_desc);
+    printf(with_kernel ? ", kernel %s\n" : "\n", g_base_kernel);
+    int same = module_lines(1, line, sizeof(line));
+    printf("             %s\n", line);
+    if (same)
+        printf("             (the same file as chapoly, one copy in two contexts: an A/A run)\n");
+    if (strcmp(g_kernel, g_base_kernel) != 0)
+        printf("             (the base runs kernel %s, chapoly %s)\n", g_base_kernel, g_kernel);
+}
+
 void print_header(const char *cpu, const double load0[3])
 {
-    printf("bench_evp: chapoly vs OpenSSL default provider%s%s\n",
-           g_have_boring ? ", BoringSSL" : "", g_have_sodium ? ", libsodium" : "");
+    printf("bench_evp: chapoly vs OpenSSL default provider%s%s%s\n",
+           g_have_boring ? ", BoringSSL" : "", g_have_sodium ? ", libsodium" : "",
+           cfg.base ? ", the base build (--base)" : "");
     printf("  cpu        %s\n", cpu);
     printf("  openssl    %s\n", OpenSSL_version(OPENSSL_VERSION));
-    printf("  chapoly    %s, kernel %s\n", g_module_desc, g_kernel);
+    print_modules(1);
 #ifdef BENCH_HAVE_SODIUM
     printf("  libsodium  %s\n", g_have_sodium ? sodium_version_string() : "disabled (--no-sodium)");
 #else
     printf("  libsodium  not built in (libsodium-dev absent at configure time)\n");
 #endif
     printf("  boringssl  %s\n", g_boring_note);
-    printf("  tls route  TLS 1.2 %s, TLS 1.3 %s (chapoly's message counters, separate context)\n",
-           tls_proof[0] > 0 ? "proven" : tls_proof[0] == 0 ? "NOT PROVEN" : "unknown",
-           tls_proof[1] > 0 ? "proven" : tls_proof[1] == 0 ? "NOT PROVEN" : "unknown");
+    printf("  tls route  %s (chapoly's message counters, separate context)\n", tls_route_text());
     printf("  load avg   %.2f %.2f %.2f at start\n", load0[0], load0[1], load0[2]);
 }
 
@@ -108,9 +133,9 @@ static void print_tables(cell *cells, int ncells, int reps)
         if (c->op != cur) {
             cur = c->op;
             printf("\n== %s: %s\n", cur->name, cur->title);
-            printf("%7s  %-10s %11s %10s %8s %9s %7s %10s %10s %10s  %s\n", "bytes", "impl",
-                   "ns/op", "cycles/op", "c/B", "MB/s", "spread", "vs default", "vs boring",
-                   "vs sodium", "");
+            printf("%7s  %-10s %11s %10s %8s %9s %7s %10s %10s %10s", "bytes", "impl", "ns/op",
+                   "cycles/op", "c/B", "MB/s", "spread", "vs default", "vs boring", "vs sodium");
+            printf(cfg.base ? " %10s\n" : "\n", "vs base");
         }
         for (int im = 0; im < IM_N; im++) {
             if (c->jobs[im] == NULL)
@@ -131,6 +156,8 @@ static void print_tables(cell *cells, int ncells, int reps)
             print_ratio(im == IM_DEFAULT ? 0 : r.ratio[IM_DEFAULT]);
             print_ratio(im == IM_BORING ? 0 : r.ratio[IM_BORING]);
             print_ratio(im == IM_SODIUM ? 0 : r.ratio[IM_SODIUM]);
+            if (cfg.base)
+                print_ratio(im == IM_BASE ? 0 : r.ratio[IM_BASE]);
             if (!c->checked)
                 printf("  (unchecked: no second implementation)");
             else if (c->ref == im && c->op->kind != K_OPEN && c->op->kind != K_TLS)
@@ -165,8 +192,8 @@ void write_csv(const char *path, cell *cells, int ncells, int reps)
     if (f == NULL)
         die("cannot write %s: %s", path, strerror(errno));
     fprintf(f, "op,bytes,impl,status,ns_median,ns_min,ns_max,cycles_median,cycles_per_byte,"
-               "mb_per_s,ratio_vs_default,ratio_vs_boringssl,ratio_vs_libsodium,reps,iters,"
-               "core_ghz,kernel\n");
+               "mb_per_s,ratio_vs_default,ratio_vs_boringssl,ratio_vs_libsodium,ratio_vs_base,"
+               "reps,iters,core_ghz,kernel\n");
     for (int ci = 0; ci < ncells; ci++) {
         cell *c = &cells[ci];
 
@@ -177,14 +204,15 @@ void write_csv(const char *path, cell *cells, int ncells, int reps)
             fprintf(f, "%s,%zu,%s,%s,", c->op->name, c->size, impl_name[im],
                     c->broken[im] ? "broken" : c->checked ? "ok" : "unchecked");
             if (!r.valid) {
-                fprintf(f, ",,,,,,,,,%d,,%.4f,%s\n", reps, g_ghz, g_kernel);
+                fprintf(f, ",,,,,,,,,,%d,,%.4f,%s\n", reps, g_ghz, g_kernel);
                 continue;
             }
             fprintf(f, "%.2f,%.2f,%.2f,%.1f,%.4f,%.2f,", r.ns, r.ns_min, r.ns_max, r.ns * g_ghz,
                     r.ns * g_ghz / (double)c->size, mbps(c->size, r.ns));
-            for (int x = IM_DEFAULT; x <= IM_SODIUM; x++) /* the header's three columns */
-                if (x != im && r.ratio[x] > 0)
-                    fprintf(f, "%.4f,", r.ratio[x]);
+            static const int cols[] = { IM_DEFAULT, IM_BORING, IM_SODIUM, IM_BASE };
+            for (size_t k = 0; k < sizeof(cols) / sizeof(cols[0]); k++) /* the header's four */
+                if (cols[k] != im && r.ratio[cols[k]] > 0)
+                    fprintf(f, "%.4f,", r.ratio[cols[k]]);
                 else
                     fprintf(f, ",");
             fprintf(f, "%d,%llu,%.4f,%s\n", reps, (unsigned long long)c->iters[im], g_ghz,
@@ -221,6 +249,12 @@ FILE *json_open(const char *path, const char *cpu, double load0, cell *cells, in
     json_str(json, g_module_desc);
     fprintf(json, ", \"kernel\": ");
     json_str(json, g_kernel);
+    if (cfg.base) {
+        fprintf(json, ", \"base_module\": ");
+        json_str(json, g_base_desc);
+        fprintf(json, ", \"base_kernel\": ");
+        json_str(json, g_base_kernel);
+    }
     fprintf(json, ", \"cpu\": ");
     json_str(json, cpu);
     fprintf(json, ", \"boringssl\": ");

@@ -103,8 +103,9 @@ static void check_cell(cell *c, bufset *b)
             job_ok_or_note(c, im, memcmp(got, b->in, n) == 0, "wrong plaintext");
             c->ref = IM_DEFAULT;
             /* Both ends of that pair use the same provider: cross it with the default one. */
-            if (im == IM_CHAPOLY && c->jobs[IM_DEFAULT] != NULL && !c->broken[im])
-                job_ok_or_note(c, im, tls_cross_check(c->op->x, n, b),
+            if ((im == IM_CHAPOLY || im == IM_BASE) && c->jobs[IM_DEFAULT] != NULL
+                && !c->broken[im])
+                job_ok_or_note(c, im, tls_cross_check(im, c->op->x, n, b),
                                "records not interoperable with the default provider");
             c->checked = 1;
             continue;
@@ -160,6 +161,11 @@ int build_cells(cell *cells, bufset *b)
             printf("  (%s: chapoly's TLS records were not routed through chapoly: chapoly row dropped)\n",
                    ops[o].name);
             jobs[IM_CHAPOLY] = NULL;
+        }
+        if (ops[o].kind == K_TLS && tls_proof_base[ops[o].x == TLS1_3_VERSION] == 0 && jobs[IM_BASE]) {
+            printf("  (%s: the base's TLS records were not routed through it: base row dropped)\n",
+                   ops[o].name);
+            jobs[IM_BASE] = NULL;
         }
         static const size_t stream_sizes[] = STREAM_SIZES;
         int stream_default = ops[o].kind == K_STREAM && !cfg.sizes_given;

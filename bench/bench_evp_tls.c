@@ -20,8 +20,8 @@ typedef struct tls_cred {
     X509 *cert;
 } tls_cred;
 
-static tls_cred g_cred;
-static int g_cred_made;
+static tls_cred g_cred[2]; /* [0] the timed context's, [1] the base's */
+static int g_cred_made[2];
 
 static tls_cred make_cred(OSSL_LIB_CTX *lc)
 {
@@ -161,18 +161,19 @@ static int read_counters(OSSL_PROVIDER *p, uint64_t *aead, uint64_t *tls)
  * Prove that "?provider=chapoly" really routes libssl's records through
  * chapoly (and "?provider=default" does not): a second library context whose
  * chapoly instance counts messages (CHAPOLY_STATS=1 is read at provider init;
- * the timed context does not count).
+ * the timed context does not count). The same for the --base module.
  */
 int tls_proof[2]; /* [0] TLS 1.2, [1] TLS 1.3: 1 proven, 0 not, -1 unknown */
+int tls_proof_base[2];
 
-void prove_tls_routing(void)
+static void prove_one(int base, int proof[2])
 {
     char *old = getenv("CHAPOLY_STATS") ? strdup(getenv("CHAPOLY_STATS")) : NULL;
     OSSL_PROVIDER *ours, *dflt;
     char desc[PATH_MAX + 64];
 
     setenv("CHAPOLY_STATS", "1", 1);
-    OSSL_LIB_CTX *lc = make_libctx(&ours, &dflt, desc, sizeof(desc));
+    OSSL_LIB_CTX *lc = make_libctx(base, &ours, &dflt, desc, sizeof(desc));
     if (old) {
         setenv("CHAPOLY_STATS", old, 1);
         free(old);
@@ -186,7 +187,7 @@ void prove_tls_routing(void)
         int version = v ? TLS1_3_VERSION : TLS1_2_VERSION;
         uint64_t a0, r0, a1, r1, a2, r2;
 
-        tls_proof[v] = -1;
+        proof[v] = -1;
         if (!read_counters(ours, &a0, &r0))
             continue;
         tls_pair *tc = tls_new(lc, &cr, "?provider=chapoly", "?provider=chapoly", version);
@@ -203,7 +204,7 @@ void prove_tls_routing(void)
         /* TLS 1.2 goes through the "tlsaad" record mode; TLS 1.3 through init/update/final. */
         int used = v ? a1 > a0 : r1 > r0;
         int clean = a2 == a1 && r2 == r1;
-        tls_proof[v] = ok && used && clean;
+        proof[v] = ok && used && clean;
     }
     X509_free(cr.cert);
     EVP_PKEY_free(cr.key);
@@ -212,11 +213,50 @@ void prove_tls_routing(void)
     OSSL_LIB_CTX_free(lc);
 }
 
-/* chapoly seals, default opens, and the other way round. */
-int tls_cross_check(int version, size_t n, bufset *b)
+void prove_tls_routing(void)
 {
+    prove_one(0, tls_proof);
+    tls_proof_base[0] = tls_proof_base[1] = -1;
+    if (cfg.base)
+        prove_one(1, tls_proof_base);
+}
+
+static const char *proof_word(int p)
+{
+    return p > 0 ? "proven" : p == 0 ? "NOT PROVEN" : "unknown";
+}
+
+/* "TLS 1.2 proven, TLS 1.3 proven" (and the base's), for the headers. */
+const char *tls_route_text(void)
+{
+    static char t[160];
+    int n = snprintf(t, sizeof(t), "TLS 1.2 %s, TLS 1.3 %s", proof_word(tls_proof[0]),
+                     proof_word(tls_proof[1]));
+
+    if (cfg.base)
+        snprintf(t + n, sizeof(t) - (size_t)n, "; base: TLS 1.2 %s, TLS 1.3 %s",
+                 proof_word(tls_proof_base[0]), proof_word(tls_proof_base[1]));
+    return t;
+}
+
+static const tls_cred *cred_for(OSSL_LIB_CTX *lc)
+{
+    int k = lc != g_libctx;
+
+    if (!g_cred_made[k]) {
+        g_cred[k] = make_cred(lc);
+        g_cred_made[k] = 1;
+    }
+    return &g_cred[k];
+}
+
+/* chapoly (or the base, in its context) seals, default opens, and the other way round. */
+int tls_cross_check(int impl, int version, size_t n, bufset *b)
+{
+    OSSL_LIB_CTX *lc = libctx_of(impl);
+
     for (int dir = 0; dir < 2; dir++) {
-        tls_pair *x = tls_new(g_libctx, &g_cred, dir ? "?provider=default" : "?provider=chapoly",
+        tls_pair *x = tls_new(lc, cred_for(lc), dir ? "?provider=default" : "?provider=chapoly",
                               dir ? "?provider=chapoly" : "?provider=default", version);
         job tmp = { .tls = x, .b = b };
 
@@ -229,20 +269,18 @@ int tls_cross_check(int version, size_t n, bufset *b)
     return 1;
 }
 
-/* A connected pair in the timed context, both ends fetching with propq. */
-tls_pair *tls_pair_new(const char *propq, int version)
+/* A connected pair in context lc (the timed one or the base's), both ends fetching with propq. */
+tls_pair *tls_pair_new(OSSL_LIB_CTX *lc, const char *propq, int version)
 {
-    if (!g_cred_made) {
-        g_cred = make_cred(g_libctx);
-        g_cred_made = 1;
-    }
-    return tls_new(g_libctx, &g_cred, propq, propq, version);
+    return tls_new(lc, cred_for(lc), propq, propq, version);
 }
 
 void tls_cred_free(void)
 {
-    if (g_cred_made) {
-        X509_free(g_cred.cert);
-        EVP_PKEY_free(g_cred.key);
-    }
+    for (int k = 0; k < 2; k++)
+        if (g_cred_made[k]) {
+            X509_free(g_cred[k].cert);
+            EVP_PKEY_free(g_cred[k].key);
+            g_cred_made[k] = 0;
+        }
 }
