@@ -77,6 +77,11 @@ static void usage(FILE *f)
             "  --report CSV      no measuring: the report and heat map of an earlier run\n"
             "  --this-process    measure only the level the environment sets (CHAPOLY_KERNEL,\n"
             "                    OPENSSL_ia32cap), in this process: for OpenSSL 3.5's loader\n"
+            "  --base PATH       A/B: a second chapoly.so (or its directory), the baseline build, in a\n"
+            "                    library context of its own and interleaved with the rest; the CSV gets\n"
+            "                    base_ns and ratio_base = base ns / chapoly ns, the report the cells\n"
+            "                    below --base-worse (re-measured below it + (--near - 1))\n"
+            "  --base-worse X    what counts as worse than the base (default 0.97: 3 %% slower)\n"
             "  --module PATH, --no-boringssl, --no-sodium   as for bench_evp\n");
 }
 
@@ -200,6 +205,7 @@ static void parse_args(int argc, char **argv)
     scfg.reps = 5;
     scfg.rereps = 11;
     scfg.near = 1.02;
+    scfg.base_worse = 0.97;
     scfg.csv = "sweep.csv";
     for (size_t i = 0; i < sizeof(default_ops) / sizeof(default_ops[0]); i++)
         for (size_t o = 0; o < N_OPS; o++)
@@ -246,6 +252,10 @@ static void parse_args(int argc, char **argv)
             scfg.brief = 1;
         } else if (!strcmp(a, "--module")) {
             cfg.module = NEXT();
+        } else if (!strcmp(a, "--base")) {
+            cfg.base = NEXT();
+        } else if (!strcmp(a, "--base-worse")) {
+            scfg.base_worse = atof(NEXT());
         } else if (!strcmp(a, "--no-boringssl")) {
             cfg.no_boring = 1;
         } else if (!strcmp(a, "--no-sodium")) {
@@ -260,8 +270,8 @@ static void parse_args(int argc, char **argv)
         die("sweep: --quick or --full, not both");
     if (scfg.reps < 3 || scfg.reps > MAX_REPS || scfg.rereps < 3 || scfg.rereps > MAX_REPS)
         die("sweep: --reps and --rereps must be 3..%d", MAX_REPS);
-    if (scfg.burst_ms < 0 || scfg.burst_ms > 100 || scfg.near <= 0)
-        die("sweep: bad --burst or --near");
+    if (scfg.burst_ms < 0 || scfg.burst_ms > 100 || scfg.near <= 0 || scfg.base_worse <= 0)
+        die("sweep: bad --burst, --near or --base-worse");
     if (!budget_given)
         scfg.budget_s = scfg.quick ? 40 : 540;
     if (scfg.budget_s <= 0)
@@ -390,6 +400,9 @@ static void print_run_header(void)
     printf("\n");
     printf("  load avg   %.2f %.2f %.2f at start (other processes share the CPU: only the\n"
            "             interleaved in-run ratios mean anything)\n", load[0], load[1], load[2]);
+    if (cfg.base)
+        printf("  base       %s (A/B: ratio_base = base ns / chapoly ns; worse: below %.2f)\n",
+               cfg.base, scfg.base_worse);
     printf("  csv        %s\n", scfg.csv);
     fflush(stdout);
 }

@@ -24,11 +24,15 @@
 /* OpenSSL's capability mask without AVX-512 (bench_evp --avx2 uses the same). */
 #define SWEEP_AVX2_IA32CAP ":~0xC0230000"
 
-/* The CSV's columns, in order (bench_sweep_report.c reads them by name). */
+/*
+ * The CSV's columns, in order (bench_sweep_report.c reads them by name; the
+ * last three, --base's, are empty without it and may be absent from older
+ * files).
+ */
 #define SWEEP_CSV_HEADER                                                                  \
     "level,kernel,default_limit,op,size,baseline,check,chapoly_ns,default_ns,ratio,reps,"   \
     "spread,remeasured,ratio_first,reps_first,floor_ns,chapoly_above_floor_ns,"            \
-    "default_above_floor_ns,boringssl_ns"
+    "default_above_floor_ns,boringssl_ns,base_ns,ratio_base,ratio_base_first"
 
 struct sweep_cfg {
     int quick;
@@ -41,6 +45,7 @@ struct sweep_cfg {
     double burst_ms;               /* forced burst length; 0: from the budget */
     int reps, rereps;              /* repetitions: first pass, re-measure */
     double near;                   /* re-measure cells with a ratio below this */
+    double base_worse;             /* --base: cells with ratio_base below this count as worse */
     const char *csv, *png;
     const char *report_only;       /* --report CSV: no measuring */
     const char *child_level;       /* set in a level's child process */

@@ -12,7 +12,8 @@
  * Implementations in a cell: chapoly and its baseline (the default provider;
  * for xseal/xopen, which the default lacks, libsodium), plus the floor
  * (bench_floor.c) for seal, open, chacha20, quic-hp and poly1305 up to
- * FLOOR_MAX bytes, plus BoringSSL's one-shot seal at 16, 64 and 256 bytes.
+ * FLOOR_MAX bytes, plus BoringSSL's one-shot seal at 16, 64 and 256 bytes,
+ * plus, with --base, the base build: chapoly's loops in the base's context.
  */
 #include "bench_sweep.h"
 
@@ -111,6 +112,7 @@ static int build_sweep_cells(cell *cells, bufset *b)
         job *fl = floor_op(op) ? job_new(op, IM_FLOOR, b) : NULL;
         job *bo = op->kind == K_SEAL && !op->x && op->aad == 0 ? job_new(op, IM_BORING, b) : NULL;
         job *prep = op->kind == K_OPEN ? seal_job_for(op, b) : NULL;
+        job *ba = cfg.base ? job_new(op, IM_BASE, b) : NULL;
 
         if (ch == NULL || bj == NULL || (op->kind == K_OPEN && prep == NULL)) {
             printf("  (skipping %s: %s)\n", op->name,
@@ -121,6 +123,13 @@ static int build_sweep_cells(cell *cells, bufset *b)
             printf("  (skipping %s: its records were not routed through chapoly)\n", op->name);
             continue;
         }
+        if (ba != NULL && op->kind == K_TLS && tls_proof_base[op->x == TLS1_3_VERSION] == 0) {
+            printf("  (%s: the base's records were not routed through it: no base column)\n",
+                   op->name);
+            ba = NULL;
+        }
+        if (cfg.base && ba == NULL)
+            printf("  (%s: the base does not offer it: no base column)\n", op->name);
         int k = op_sizes(op, sizes);
         for (int s = 0; s < k; s++) {
             cell *c = &cells[ncells++];
@@ -131,6 +140,7 @@ static int build_sweep_cells(cell *cells, bufset *b)
             c->prep = prep;
             c->jobs[IM_CHAPOLY] = ch;
             c->jobs[base] = bj;
+            c->jobs[IM_BASE] = ba;
             if (sizes[s] <= FLOOR_MAX)
                 c->jobs[IM_FLOOR] = fl;
             if (sizes[s] == 16 || sizes[s] == 64 || sizes[s] == 256)
@@ -156,6 +166,7 @@ static int nsamples(const cell *cells, int ncells)
 typedef struct outcome {
     double ch, base, ratio, spread;  /* medians; ratio = median of per-rep base/chapoly */
     double floor, ch_floor, base_floor, boring;
+    double ab, ab_ratio;             /* --base: its median, median of per-rep base/chapoly */
     int reps;
 } outcome;
 
@@ -176,23 +187,37 @@ static double med_or_nan(const cell *c, int im, int reps)
     return c->jobs[im] == NULL || c->broken[im] ? NAN : median(c->ns[im], reps);
 }
 
+/*
+ * Median over repetitions of ns[other] / ns[chapoly] (NAN when either is
+ * missing); *spread = (max - min) / median of those ratios.
+ */
+static double ratio_to_chapoly(const cell *c, int other, int reps, double *spread)
+{
+    double q[MAX_REPS], lo = INFINITY, hi = 0, m;
+
+    *spread = NAN;
+    if (isnan(med_or_nan(c, IM_CHAPOLY, reps)) || isnan(med_or_nan(c, other, reps)))
+        return NAN;
+    for (int i = 0; i < reps; i++) {
+        q[i] = c->ns[other][i] / c->ns[IM_CHAPOLY][i];
+        lo = q[i] < lo ? q[i] : lo;
+        hi = q[i] > hi ? q[i] : hi;
+    }
+    m = median(q, reps);
+    *spread = (hi - lo) / m;
+    return m;
+}
+
 static outcome outcome_of(const cell *c, int base, int reps)
 {
     outcome o = { .reps = reps };
-    double q[MAX_REPS], lo = INFINITY, hi = 0;
+    double unused;
 
     o.ch = med_or_nan(c, IM_CHAPOLY, reps);
     o.base = med_or_nan(c, base, reps);
-    o.ratio = o.spread = NAN;
-    if (!isnan(o.ch) && !isnan(o.base)) {
-        for (int i = 0; i < reps; i++) {
-            q[i] = c->ns[base][i] / c->ns[IM_CHAPOLY][i];
-            lo = q[i] < lo ? q[i] : lo;
-            hi = q[i] > hi ? q[i] : hi;
-        }
-        o.ratio = median(q, reps);
-        o.spread = (hi - lo) / o.ratio;
-    }
+    o.ratio = ratio_to_chapoly(c, base, reps, &o.spread);
+    o.ab = med_or_nan(c, IM_BASE, reps);
+    o.ab_ratio = ratio_to_chapoly(c, IM_BASE, reps, &unused);
     o.floor = med_or_nan(c, IM_FLOOR, reps);
     o.ch_floor = rep_diff(c, IM_CHAPOLY, IM_FLOOR, reps);
     o.base_floor = rep_diff(c, base, IM_FLOOR, reps);
@@ -312,6 +337,9 @@ static void write_rows(FILE *f, const char *level, const char *limit, cell *cell
         csv_num(f, o->ch_floor, 2);
         csv_num(f, o->base_floor, 2);
         csv_num(f, o->boring, 2);
+        csv_num(f, o->ab, 2);
+        csv_num(f, o->ab_ratio, 4);
+        csv_num(f, first[ci].ab_ratio, 4);
         fputc('\n', f);
     }
 }
@@ -321,28 +349,34 @@ static void write_rows(FILE *f, const char *level, const char *limit, cell *cell
 
 static void print_level_header(const char *level, const char *limit)
 {
-    printf("\n== level %s: chapoly kernel %s; default provider %s\n", level, g_kernel,
+    printf("\n== level %s: chapoly kernel %s; default provider %s", level, g_kernel,
            strcmp(limit, "none") == 0 ? "unlimited" : limit);
+    printf(cfg.base ? "; base kernel %s\n" : "\n", g_base_kernel);
     if (scfg.brief)
         return; /* the first level said it, and the same process image runs every level */
-    printf("  chapoly    %s\n", g_module_desc);
+    print_modules(0);
     printf("  floor      %s\n", g_floor_note);
     printf("  baselines  default provider; xseal/xopen: %s\n",
            g_have_sodium ? "libsodium" : g_have_boring ? "BoringSSL (no libsodium)" : "none");
     printf("  boringssl  %s\n", g_boring_note);
-    printf("  tls route  TLS 1.2 %s, TLS 1.3 %s\n",
-           tls_proof[0] > 0 ? "proven" : tls_proof[0] == 0 ? "NOT PROVEN" : "unknown",
-           tls_proof[1] > 0 ? "proven" : tls_proof[1] == 0 ? "NOT PROVEN" : "unknown");
+    printf("  tls route  %s\n", tls_route_text());
 }
 
-/* Cells to measure again: chapoly and its baseline both ran, ratio below scfg.near. */
-static int pick_remeasure(const outcome *first, int ncells, int *re)
+/*
+ * Cells to measure again: ratio below scfg.near, or (--base) ratio to the
+ * base below what counts as worse plus the same margin (near - 1).
+ */
+static int pick_remeasure(const outcome *first, int ncells, int *re, int *nbase)
 {
     int n = 0;
 
+    *nbase = 0;
     for (int ci = 0; ci < ncells; ci++) {
-        re[ci] = !isnan(first[ci].ratio) && first[ci].ratio < scfg.near;
+        int ab = first[ci].ab_ratio < scfg.base_worse + (scfg.near - 1); /* NAN: false */
+
+        re[ci] = first[ci].ratio < scfg.near || ab;
         n += re[ci];
+        *nbase += ab;
     }
     return n;
 }
@@ -410,9 +444,12 @@ int sweep_level(const char *level, double budget_s)
     run_pass(cells, ncells, b, scfg.reps, deadline, level, "first pass");
     for (int ci = 0; ci < ncells; ci++)
         first[ci] = final[ci] = outcome_of(&cells[ci], cell_base(&cells[ci]), scfg.reps);
-    int nre = pick_remeasure(first, ncells, re);
-    printf("  pass 1     %.0f s%s; %d cells below %.2f\n", (now_ns() - t1) / 1e9,
+    int nre_base, nre = pick_remeasure(first, ncells, re, &nre_base);
+    printf("  pass 1     %.0f s%s; %d cells below %.2f", (now_ns() - t1) / 1e9,
            g_pass_shortened ? ", bursts shortened to keep to the budget" : "", nre, scfg.near);
+    if (cfg.base)
+        printf(" (%d of them: below %.2f vs base)", nre_base, scfg.base_worse + scfg.near - 1);
+    printf("\n");
     g_pass_shortened = 0;
 
     /* the cells near or below 1.0 again: more repetitions, longer samples, interleaved */
@@ -441,12 +478,17 @@ int sweep_level(const char *level, double budget_s)
                 memcpy(cells[ci].why, again[k].why, sizeof(cells[ci].why));
                 k++;
             }
-        int below = 0;
-        for (int ci = 0; ci < ncells; ci++)
+        int below = 0, worse = 0;
+        for (int ci = 0; ci < ncells; ci++) {
             below += re[ci] && final[ci].ratio < 1.0;
+            worse += re[ci] && final[ci].ab_ratio < scfg.base_worse;
+        }
         printf("  pass 2     %.0f s: %d cells again, %d repetitions x %d bursts of %.2f ms%s;"
-               " %d below 1.00\n", (now_ns() - t2) / 1e9, nre, scfg.rereps, g_bursts,
+               " %d below 1.00", (now_ns() - t2) / 1e9, nre, scfg.rereps, g_bursts,
                g_burst_ns / 1e6, g_pass_shortened ? " (shortened)" : "", below);
+        if (cfg.base)
+            printf(", %d below %.2f vs base", worse, scfg.base_worse);
+        printf("\n");
         free(again);
     }
 

@@ -3,7 +3,8 @@
  * bench_evp sweep: the report, made from the CSV alone (so --report can
  * redo it for an earlier run): every cell below 1.0, the floor table, the
  * heat map (gnuplot), and last the headline, the minimum ratio per level
- * and overall.
+ * and overall. With a base build (--base) the same for the ratio to it: the
+ * cells worse than --base-worse and the worst one.
  */
 #include "bench_sweep.h"
 
@@ -15,6 +16,7 @@ typedef struct row {
     char level[24], kernel[24], limit[48], op[24], baseline[16], check[400];
     size_t size;
     double ch, base, ratio, ratio_first, floor, ch_floor, base_floor, boring;
+    double ab, ab_ratio, ab_first; /* --base: base ns, base ns / chapoly ns (final, first) */
     int remeasured;
 } row;
 
@@ -27,17 +29,25 @@ typedef struct table {
     int nops;
     size_t *sizes;  /* every size of any row, ascending */
     int nsizes;
+    int has_ab;     /* some row has a ratio to the base */
 } table;
+
+/* The ratio a report is about: to the default (ab 0) or to the base (ab 1). */
+static double rv(const row *r, int ab)
+{
+    return ab ? r->ab_ratio : r->ratio;
+}
 
 /* ------------------------------------------------------------------ */
 /* Reading                                                             */
 
+/* The columns from C_AB on are optional (CSVs from before --base lack them). */
 enum { C_LEVEL, C_KERNEL, C_LIMIT, C_OP, C_SIZE, C_BASE, C_CHECK, C_CH, C_DEF, C_RATIO,
-       C_REMEASURED, C_FIRST, C_FLOOR, C_CHF, C_DEFF, C_BORING, C_N };
+       C_REMEASURED, C_FIRST, C_FLOOR, C_CHF, C_DEFF, C_BORING, C_AB, C_ABR, C_ABF, C_N };
 static const char *const col_name[C_N] = {
     "level", "kernel", "default_limit", "op", "size", "baseline", "check", "chapoly_ns",
     "default_ns", "ratio", "remeasured", "ratio_first", "floor_ns", "chapoly_above_floor_ns",
-    "default_above_floor_ns", "boringssl_ns",
+    "default_above_floor_ns", "boringssl_ns", "base_ns", "ratio_base", "ratio_base_first",
 };
 
 static int split(char *line, char **f, int max)
@@ -116,7 +126,7 @@ static table read_csv(const char *path)
         for (int i = 0; i < nf; i++)
             if (strcmp(fld[i], col_name[c]) == 0)
                 col[c] = i;
-        if (col[c] < 0)
+        if (col[c] < 0 && c < C_AB)
             die("sweep: %s has no column %s", path, col_name[c]);
     }
     t.rows = malloc((size_t)cap * sizeof(row));
@@ -142,6 +152,10 @@ static table read_csv(const char *path)
         r->ch_floor = num(fld[col[C_CHF]]);
         r->base_floor = num(fld[col[C_DEFF]]);
         r->boring = num(fld[col[C_BORING]]);
+        r->ab = col[C_AB] >= 0 ? num(fld[col[C_AB]]) : NAN;
+        r->ab_ratio = col[C_ABR] >= 0 ? num(fld[col[C_ABR]]) : NAN;
+        r->ab_first = col[C_ABF] >= 0 ? num(fld[col[C_ABF]]) : NAN;
+        t.has_ab |= !isnan(r->ab_ratio);
     }
     fclose(f);
     if (t.rows == NULL)
@@ -162,19 +176,23 @@ static const row *find(const table *t, const char *level, const char *op, size_t
     return NULL;
 }
 
-/* The row with the lowest ratio of a level (NULL: all levels); *below counts cells < 1.0. */
-static const row *min_row(const table *t, const char *level, int *below, int *cells)
+/*
+ * The row with the lowest ratio (ab: to the base) of a level (NULL: all
+ * levels); *below counts the cells under thr.
+ */
+static const row *min_row(const table *t, const char *level, int ab, double thr, int *below,
+                          int *cells)
 {
     const row *m = NULL;
 
     *below = *cells = 0;
     for (int i = 0; i < t->n; i++) {
         const row *r = &t->rows[i];
-        if ((level && strcmp(r->level, level) != 0) || isnan(r->ratio))
+        if ((level && strcmp(r->level, level) != 0) || isnan(rv(r, ab)))
             continue;
         (*cells)++;
-        *below += r->ratio < 1.0;
-        if (m == NULL || r->ratio < m->ratio)
+        *below += rv(r, ab) < thr;
+        if (m == NULL || rv(r, ab) < rv(m, ab))
             m = r;
     }
     return m;
@@ -202,15 +220,21 @@ static void print_run(int *col, int *items, size_t a, size_t b, int n)
 }
 
 /*
- * Per level and operation: how many cells are below 1.0, the lowest, and
- * the sizes as runs of consecutive grid sizes (the CSV has every ratio).
+ * Per level and operation: how many cells are below thr (1.0; to the base:
+ * --base-worse), the lowest, and the sizes as runs of consecutive grid
+ * sizes (the CSV has every ratio).
  */
-static void print_below(const table *t)
+static void print_below(const table *t, int ab, double thr)
 {
     int any = 0;
 
-    printf("\ncells below 1.0 after re-measuring (ratio = default ns / chapoly ns); sizes as runs\n"
-           "of consecutive sizes of the grid, (n) cells in a run:\n");
+    if (ab)
+        printf("\ncells more than %.0f %% slower than the base after re-measuring (ratio_base = base"
+               " ns /\nchapoly ns below %.2f); sizes as runs of consecutive sizes of the grid:\n",
+               100 * (1 - thr), thr);
+    else
+        printf("\ncells below 1.0 after re-measuring (ratio = default ns / chapoly ns); sizes as"
+               " runs\nof consecutive sizes of the grid, (n) cells in a run:\n");
     for (int l = 0; l < t->nlevels; l++)
         for (int o = 0; o < t->nops; o++) {
             const row *m = NULL;
@@ -221,7 +245,7 @@ static void print_below(const table *t)
                 const row *r = &t->rows[i];
                 if (strcmp(r->level, t->levels[l]) || strcmp(r->op, t->opnames[o]))
                     continue;
-                if (isnan(r->ratio) || r->ratio >= 1.0) {
+                if (isnan(rv(r, ab)) || rv(r, ab) >= thr) {
                     if (run)
                         print_run(&col, &items, a, b, run);
                     run = 0;
@@ -231,11 +255,11 @@ static void print_below(const table *t)
                     const row *lo = r;
                     for (int k = i; k < t->n; k++)
                         if (!strcmp(t->rows[k].level, r->level) && !strcmp(t->rows[k].op, r->op)
-                            && t->rows[k].ratio < lo->ratio)
+                            && rv(&t->rows[k], ab) < rv(lo, ab))
                             lo = &t->rows[k];
                     m = lo;
                     printf("  %-13s %-11s min %.3f at %zu B: ", t->levels[l], t->opnames[o],
-                           m->ratio, m->size);
+                           rv(m, ab), m->size);
                     col = 30 + 24;
                 }
                 if (run == 0)
@@ -313,20 +337,41 @@ static int print_broken(const table *t)
     return n;
 }
 
+/* With a base: the worst ratio to it per level and overall, and the cells worse than thr. */
+static void print_base_headline(const table *t, double thr)
+{
+    int worse, cells;
+    const row *m = min_row(t, NULL, 1, thr, &worse, &cells);
+
+    printf("\nheadline vs base: ratio_base = base ns / chapoly ns; > 1: this build is faster than"
+           " the base\n");
+    for (int l = 0; l < t->nlevels; l++) {
+        int w, c;
+        const row *r = min_row(t, t->levels[l], 1, thr, &w, &c);
+        if (r != NULL)
+            printf("  %-14s worst %.3f at %s %zu B; %d of %d cells below %.2f\n", t->levels[l],
+                   r->ab_ratio, r->op, r->size, w, c, thr);
+    }
+    if (m != NULL)
+        printf("worst vs base: ratio %.3f at %s/%zu/%s; %d of %d cells more than %.0f %% worse"
+               " than base (below %.2f)\n", m->ab_ratio, m->op, m->size, m->level, worse, cells,
+               100 * (1 - thr), thr);
+}
+
 static void print_headline(const table *t)
 {
     int below, cells;
-    const row *m = min_row(t, NULL, &below, &cells);
+    const row *m = min_row(t, NULL, 0, 1.0, &below, &cells);
 
     printf("\nheadline: ratio = default ns / chapoly ns (for xseal/xopen libsodium's); > 1: chapoly"
            " is faster\n");
     for (int l = 0; l < t->nlevels; l++) {
-        const row *r = min_row(t, t->levels[l], &below, &cells);
+        const row *r = min_row(t, t->levels[l], 0, 1.0, &below, &cells);
         if (r != NULL)
             printf("  %-14s min %.3f at %s %zu B (kernel %s); %d of %d cells below 1.0\n",
                    t->levels[l], r->ratio, r->op, r->size, r->kernel, below, cells);
     }
-    min_row(t, NULL, &below, &cells);
+    min_row(t, NULL, 0, 1.0, &below, &cells);
     if (m != NULL)
         printf("headline: min ratio %.3f at %s %zu B, level %s; %d of %d cells below 1.0\n",
                m->ratio, m->op, m->size, m->level, below, cells);
@@ -412,7 +457,7 @@ static int heat_map(const table *t, const char *png)
                " fs solid\n");
     for (int l = 0; l < t->nlevels; l++) {
         int below, cells;
-        const row *m = min_row(t, t->levels[l], &below, &cells);
+        const row *m = min_row(t, t->levels[l], 0, 1.0, &below, &cells);
         const char *kernel = "?", *limit = "?";
         for (int i = 0; i < t->n; i++)
             if (strcmp(t->rows[i].level, t->levels[l]) == 0) {
@@ -442,11 +487,15 @@ int sweep_report(const char *csv, const char *png)
 
     if (t.n == 0)
         die("sweep: %s has no rows", csv);
-    print_below(&t);
+    print_below(&t, 0, 1.0);
+    if (t.has_ab)
+        print_below(&t, 1, scfg.base_worse);
     print_floor(&t);
     int nbroken = print_broken(&t);
     heat_map(&t, png);
     print_headline(&t);
+    if (t.has_ab)
+        print_base_headline(&t, scfg.base_worse);
     fflush(stdout);
     free(t.rows);
     free(t.sizes);
