@@ -2,8 +2,13 @@
 # CTest smoke test of "bench_evp sweep" (label bench): a few cells of one
 # level in one process, then checks of the CSV it wrote: the columns, one row
 # per (operation, size) asked for, every output check passed ("ok": chapoly's
-# output equal to the reference's, the floor's to what it promises), and
-# numbers in the timing columns. No ratio is judged: timings are not
+# and the base's output equal to the reference's, the floor's to what it
+# promises), and numbers in the timing columns. The A/B part (--base) runs a
+# copy of the same module as the base, in its own library context: the
+# header must name the copy as the file the base runs from, and every row
+# must carry base_ns and ratio_base; bench_evp itself (not the sweep) runs
+# once with --base too, its table needs a 'vs base' column and its CSV base
+# rows that passed the output check. No ratio is judged: timings are not
 # pass/fail on a shared machine.
 #   cmake -DPROG=bench_evp -DEMU="emulator|args" -DMODULE=chapoly.so -DOUT=dir -P sweep_smoke.cmake
 cmake_minimum_required(VERSION 3.20)
@@ -17,20 +22,38 @@ set(expect_quic-hp 16 64)
 set(floor_ops seal open chacha20 quic-hp poly1305)
 set(columns level kernel default_limit op size baseline check chapoly_ns default_ns ratio reps
     spread remeasured ratio_first reps_first floor_ns chapoly_above_floor_ns
-    default_above_floor_ns boringssl_ns)
+    default_above_floor_ns boringssl_ns base_ns ratio_base ratio_base_first)
 
 string(REPLACE "|" ";" emu "${EMU}")
 list(JOIN ops "," ops_arg)
 list(JOIN sizes "," sizes_arg)
+# the base: a copy of the module, so dlopen maps a second copy of its code
+set(base_dir "${OUT}/sweep-smoke-base")
+file(REMOVE_RECURSE "${base_dir}")
+file(MAKE_DIRECTORY "${base_dir}")
+get_filename_component(module_name "${MODULE}" NAME)
+file(COPY "${MODULE}" DESTINATION "${base_dir}")
+if(NOT module_name STREQUAL "chapoly.so")
+  file(RENAME "${base_dir}/${module_name}" "${base_dir}/chapoly.so")
+endif()
+file(REAL_PATH "${base_dir}/chapoly.so" base_file)
 file(REMOVE "${OUT}/sweep-smoke.csv")
 execute_process(
-  COMMAND ${emu} "${PROG}" sweep --this-process --module "${MODULE}" --ops ${ops_arg} --sizes ${sizes_arg}
+  COMMAND ${emu} "${PROG}" sweep --this-process --module "${MODULE}" --base "${base_dir}"
+          --ops ${ops_arg} --sizes ${sizes_arg}
           --reps 3 --rereps 3 --burst 0.05 --csv "${OUT}/sweep-smoke.csv"
           --png "${OUT}/sweep-smoke.png"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "bench_evp sweep exited with ${rc} (2: an output check failed)")
+endif()
+string(FIND "${out}" "runs from ${base_file}: chapoly " at)
+if(at LESS 0)
+  message(FATAL_ERROR "the sweep's header does not say the base runs from ${base_file}")
+endif()
+if(NOT out MATCHES "worst vs base: ratio [0-9.]+ at ")
+  message(FATAL_ERROR "no 'worst vs base' headline")
 endif()
 
 file(STRINGS "${OUT}/sweep-smoke.csv" lines)
@@ -58,7 +81,7 @@ foreach(line IN LISTS lines)
   if(NOT check STREQUAL "ok")
     message(FATAL_ERROR "${op} ${size}: output check: ${check}")
   endif()
-  foreach(i 7 8 9)  # chapoly_ns default_ns ratio
+  foreach(i 7 8 9 19 20)  # chapoly_ns default_ns ratio base_ns ratio_base
     list(GET f ${i} v)
     list(GET columns ${i} name)
     if(NOT v MATCHES "^[0-9]+\\.[0-9]+$" OR v EQUAL 0)
@@ -85,3 +108,46 @@ foreach(op IN LISTS ops)
 endforeach()
 list(LENGTH seen nrows)
 message(STATUS "sweep smoke: ${nrows} rows, columns and output checks as expected")
+
+# bench_evp with --base: a 'vs base' column, base rows in the CSV, checked
+file(REMOVE "${OUT}/evp-smoke.csv")
+execute_process(
+  COMMAND ${emu} "${PROG}" --module "${MODULE}" --base "${base_dir}/chapoly.so" --ops seal,open,tls13
+          --sizes 64 --reps 5 --time 0.2 --csv "${OUT}/evp-smoke.csv"
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}${err}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "bench_evp --base exited with ${rc} (2: an output check failed)")
+endif()
+if(NOT out MATCHES "vs base\n")
+  message(FATAL_ERROR "bench_evp --base: no 'vs base' column")
+endif()
+file(STRINGS "${OUT}/evp-smoke.csv" lines)
+list(POP_FRONT lines header)
+string(REPLACE "," ";" header "${header}")
+list(FIND header ratio_vs_base rcol)
+if(rcol LESS 0)
+  message(FATAL_ERROR "bench_evp CSV: no ratio_vs_base column")
+endif()
+set(nbase 0)
+foreach(line IN LISTS lines)
+  string(REPLACE ",," ",-," line "${line}")
+  string(REPLACE ",," ",-," line "${line}")
+  string(REPLACE "," ";" f "${line}")
+  list(GET f 0 op)
+  list(GET f 2 impl)
+  list(GET f 3 status)
+  list(GET f ${rcol} ratio)
+  if(impl STREQUAL "base")
+    math(EXPR nbase "${nbase} + 1")
+    if(NOT status STREQUAL "ok")
+      message(FATAL_ERROR "bench_evp --base: ${op} base row: ${status}")
+    endif()
+  elseif(impl STREQUAL "chapoly" AND NOT ratio MATCHES "^[0-9]+\\.[0-9]+$")
+    message(FATAL_ERROR "bench_evp --base: ${op} chapoly row has ratio_vs_base '${ratio}'")
+  endif()
+endforeach()
+if(NOT nbase EQUAL 3)
+  message(FATAL_ERROR "bench_evp --base: ${nbase} base rows, not 3 (seal, open, tls13)")
+endif()
+message(STATUS "bench_evp --base: 'vs base' column, 3 base rows checked ok")
