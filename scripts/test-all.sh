@@ -19,11 +19,13 @@
 #   build-fuzz      clang libFuzzer targets, each for CHAPOLY_FUZZ_SECONDS (45)
 #   build-openssl35 against OpenSSL 3.5 (Debian trixie's, in a private prefix
 #                   that scripts/openssl35.sh prepares and caches): the EVP,
-#                   TLS (libssl 3.5), CLI (its openssl command) and secrets
-#                   tests at every level, and binary compatibility both ways
+#                   TLS (libssl 3.5), QUIC (libssl 3.5's server and client),
+#                   CLI (its openssl command) and secrets tests at every
+#                   level, and binary compatibility both ways
 #   build-openssl35-asan  the same OpenSSL 3.5 with ASan + UBSan, only what
 #                   exists only against 3.5: test_pipeline (the pipeline API,
-#                   aead_pipeline.c) and test_openssl35, just those targets built
+#                   aead_pipeline.c), test_openssl35 and test_quic, just those
+#                   targets built
 # Usage: scripts/test-all.sh [--quick | --check-tools]
 #   --quick        build-test, quick label only; needs only the native tools
 #                  (no arm64 packages, no cross compiler)
@@ -357,18 +359,21 @@ else
         -DCHAPOLY_FUZZ_SECONDS="$fuzz_seconds"
     # OpenSSL 3.5 beside the system's 3.0; its programs run through trixie's
     # loader (the CTest emulator). Left out there: valgrind and ct (valgrind
-    # starts the program itself, not through the loader), the real clients
-    # (curl, nginx, python are built against 3.0) and deploy (its helper runs
-    # without the loader); the build-test tree runs those.
+    # starts the program itself, not through the loader), the system's real
+    # clients (curl, nginx, python are built against 3.0: label
+    # clients without quic, not selected) and deploy (its helper runs without
+    # the loader); the build-test tree runs those. The QUIC test (labels
+    # clients and quic) is a program of this tree and exists only here.
     if o35_args=$("$here/scripts/openssl35.sh" --cmake-args); then
         # shellcheck disable=SC2086
-        run_build build-openssl35 "-L ^(evp|tls|cli)$ -LE ^(clients|valgrind|ct|deploy)$" \
+        run_build build-openssl35 "-L ^(evp|tls|cli|quic)$ -LE ^(valgrind|ct|deploy)$" \
             -DCMAKE_BUILD_TYPE=Release -DCHAPOLY_COMPAT_SYSTEM_OPENSSL=ON $o35_args
         # What only a 3.5 tree builds, under ASan + UBSan (through trixie's
-        # loader like the tree above): the pipeline API and test_openssl35.
+        # loader like the tree above): the pipeline API, test_openssl35 and
+        # the QUIC test.
         # shellcheck disable=SC2086
-        run_build --targets "test_pipeline test_openssl35" build-openssl35-asan \
-            "-R ^(test_pipeline|test_openssl35):" \
+        run_build --targets "test_pipeline test_openssl35 test_quic" build-openssl35-asan \
+            "-R ^(test_pipeline|test_openssl35|quic):" \
             -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAPOLY_SANITIZE=ON $o35_args
     else
         for d in build-openssl35 build-openssl35-asan; do
