@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The whole test suite, nine builds, each configured, built and run through CTest:
 #   build-test      SIMD kernels; every test at every kernel level, valgrind
-#                   (constant-time and memcheck), the real clients, and the
+#                   (constant-time and memcheck), the real clients (curl,
+#                   nginx, python, Debian's sshd and ssh), and the
 #                   Debian package (label package: cpack -G DEB, then, as root,
 #                   dpkg -i, chapoly loaded from the system, dpkg -r)
 #   build-portable  -DCHAPOLY_SIMD=OFF: the same suite on the portable kernels
@@ -91,7 +92,7 @@ native_arch() {
 debian_packages() {
     echo cmake gcc make pkg-config libssl-dev "openssl:$(native_arch)" libsodium-dev clang \
         "$(clang_rt_package)" valgrind binutils curl nginx python3 python3-cryptography iproute2 \
-        util-linux dpkg-dev file
+        util-linux dpkg-dev file openssh-client openssh-server
 }
 # The arm64 tree's packages (x86-64 hosts only). They need the arm64
 # architecture in dpkg (install_debian_packages adds it). Never openssl:arm64.
@@ -200,10 +201,12 @@ elf_machine() {
 missing_tools() {
     local t
     for t in cmake cc make pkg-config openssl clang valgrind objdump curl ss setpriv \
-        dpkg-deb dpkg-shlibdeps file; do
+        dpkg-deb dpkg-shlibdeps file ssh ssh-keygen; do
         command -v "$t" > /dev/null 2>&1 || echo "$t"
     done
     command -v nginx > /dev/null 2>&1 || [ -x /usr/sbin/nginx ] || echo "nginx"
+    # test_ssh.py runs it by this path (sshd re-executes itself by its path)
+    [ -x /usr/sbin/sshd ] || echo "/usr/sbin/sshd (openssh-server)"
     # The ELF machine field: the openssl command must be the host's (with
     # qemu-user-static an arm64 one still runs, but cannot load the module).
     if command -v openssl > /dev/null 2>&1 &&
@@ -360,7 +363,7 @@ else
     # OpenSSL 3.5 beside the system's 3.0; its programs run through trixie's
     # loader (the CTest emulator). Left out there: valgrind and ct (valgrind
     # starts the program itself, not through the loader), the system's real
-    # clients (curl, nginx, python are built against 3.0: label
+    # clients (curl, nginx, python, ssh and sshd are built against 3.0: label
     # clients without quic, not selected) and deploy (its helper runs without
     # the loader); the build-test tree runs those. The QUIC test (labels
     # clients and quic) is a program of this tree and exists only here.
