@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The whole test suite, nine builds, each configured, built and run through CTest:
 #   build-test      SIMD kernels; every test at every kernel level, valgrind
-#                   (constant-time and memcheck), the real clients, and the
+#                   (constant-time and memcheck), the real clients (curl,
+#                   nginx, python, Debian's sshd and ssh), and the
 #                   Debian package (label package: cpack -G DEB, then, as root,
 #                   dpkg -i, chapoly loaded from the system, dpkg -r)
 #   build-portable  -DCHAPOLY_SIMD=OFF: the same suite on the portable kernels
@@ -19,11 +20,13 @@
 #   build-fuzz      clang libFuzzer targets, each for CHAPOLY_FUZZ_SECONDS (45)
 #   build-openssl35 against OpenSSL 3.5 (Debian trixie's, in a private prefix
 #                   that scripts/openssl35.sh prepares and caches): the EVP,
-#                   TLS (libssl 3.5), CLI (its openssl command) and secrets
-#                   tests at every level, and binary compatibility both ways
+#                   TLS (libssl 3.5), QUIC (libssl 3.5's server and client),
+#                   CLI (its openssl command) and secrets tests at every
+#                   level, and binary compatibility both ways
 #   build-openssl35-asan  the same OpenSSL 3.5 with ASan + UBSan, only what
 #                   exists only against 3.5: test_pipeline (the pipeline API,
-#                   aead_pipeline.c) and test_openssl35, just those targets built
+#                   aead_pipeline.c), test_openssl35 and test_quic, just those
+#                   targets built
 # Usage: scripts/test-all.sh [--quick | --check-tools]
 #   --quick        build-test, quick label only; needs only the native tools
 #                  (no arm64 packages, no cross compiler)
@@ -89,7 +92,7 @@ native_arch() {
 debian_packages() {
     echo cmake gcc make pkg-config libssl-dev "openssl:$(native_arch)" libsodium-dev clang \
         "$(clang_rt_package)" valgrind binutils curl nginx python3 python3-cryptography iproute2 \
-        util-linux dpkg-dev file
+        util-linux dpkg-dev file openssh-client openssh-server
 }
 # The arm64 tree's packages (x86-64 hosts only). They need the arm64
 # architecture in dpkg (install_debian_packages adds it). Never openssl:arm64.
@@ -198,10 +201,12 @@ elf_machine() {
 missing_tools() {
     local t
     for t in cmake cc make pkg-config openssl clang valgrind objdump curl ss setpriv \
-        dpkg-deb dpkg-shlibdeps file; do
+        dpkg-deb dpkg-shlibdeps file ssh ssh-keygen; do
         command -v "$t" > /dev/null 2>&1 || echo "$t"
     done
     command -v nginx > /dev/null 2>&1 || [ -x /usr/sbin/nginx ] || echo "nginx"
+    # test_ssh.py runs it by this path (sshd re-executes itself by its path)
+    [ -x /usr/sbin/sshd ] || echo "/usr/sbin/sshd (openssh-server)"
     # The ELF machine field: the openssl command must be the host's (with
     # qemu-user-static an arm64 one still runs, but cannot load the module).
     if command -v openssl > /dev/null 2>&1 &&
@@ -357,18 +362,21 @@ else
         -DCHAPOLY_FUZZ_SECONDS="$fuzz_seconds"
     # OpenSSL 3.5 beside the system's 3.0; its programs run through trixie's
     # loader (the CTest emulator). Left out there: valgrind and ct (valgrind
-    # starts the program itself, not through the loader), the real clients
-    # (curl, nginx, python are built against 3.0) and deploy (its helper runs
-    # without the loader); the build-test tree runs those.
+    # starts the program itself, not through the loader), the system's real
+    # clients (curl, nginx, python, ssh and sshd are built against 3.0: label
+    # clients without quic, not selected) and deploy (its helper runs without
+    # the loader); the build-test tree runs those. The QUIC test (labels
+    # clients and quic) is a program of this tree and exists only here.
     if o35_args=$("$here/scripts/openssl35.sh" --cmake-args); then
         # shellcheck disable=SC2086
-        run_build build-openssl35 "-L ^(evp|tls|cli)$ -LE ^(clients|valgrind|ct|deploy)$" \
+        run_build build-openssl35 "-L ^(evp|tls|cli|quic)$ -LE ^(valgrind|ct|deploy)$" \
             -DCMAKE_BUILD_TYPE=Release -DCHAPOLY_COMPAT_SYSTEM_OPENSSL=ON $o35_args
         # What only a 3.5 tree builds, under ASan + UBSan (through trixie's
-        # loader like the tree above): the pipeline API and test_openssl35.
+        # loader like the tree above): the pipeline API, test_openssl35 and
+        # the QUIC test.
         # shellcheck disable=SC2086
-        run_build --targets "test_pipeline test_openssl35" build-openssl35-asan \
-            "-R ^(test_pipeline|test_openssl35):" \
+        run_build --targets "test_pipeline test_openssl35 test_quic" build-openssl35-asan \
+            "-R ^(test_pipeline|test_openssl35|quic):" \
             -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHAPOLY_SANITIZE=ON $o35_args
     else
         for d in build-openssl35 build-openssl35-asan; do
