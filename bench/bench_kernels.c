@@ -110,14 +110,14 @@ static void run_aead(job *j)
                       AAD_LEN, j->key, j->nonce);
 }
 
-/* ChaCha20 + Poly1305 over whole kilobytes: the stitched kernel if any. */
+/* ChaCha20 + Poly1305 over whole kilobytes: the table's range entry (stitched or split). */
 static void run_xor_hash(job *j, int enc)
 {
     poly1305_state st;
 
     chapoly_poly1305_init(j->k, &st, j->key_bytes);
-    j->k->aead_xor_hash(j->k, buf_out, buf_in, j->len & ~(size_t)1023, j->key, j->ctr_nonce,
-                          &st, NULL, enc);
+    j->k->aead_xor_hash_range(j->k, buf_out, buf_in, j->len & ~(size_t)1023, 0,
+                              j->len & ~(size_t)1023, j->key, j->ctr_nonce, &st, enc);
     chapoly_poly1305_final(j->k, &st, j->tag);
 }
 

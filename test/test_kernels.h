@@ -11,8 +11,8 @@
  *   test_kernels_chacha.c   ChaCha20 and HChaCha20: vectors, portable oracle
  *   test_kernels_poly1305.c Poly1305: vectors, portable oracle, procedural
  *                           stress checks
- *   test_kernels_aead.c     one-shot AEAD, chacha20_keyblock_xor and the stitched
- *                           aead_xor_hash: vectors, portable oracle
+ *   test_kernels_aead.c     one-shot AEAD, chacha20_keyblock_xor and the AEAD
+ *                           entries (range, first): vectors, portable oracle
  */
 #ifndef CHAPOLY_TEST_KERNELS_H
 #define CHAPOLY_TEST_KERNELS_H
@@ -88,9 +88,6 @@ void k_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16], const uint8
 int k_open(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
            const uint8_t *aad, size_t aadlen, const uint8_t *tag, size_t taglen,
            const uint32_t key[8], const uint8_t nonce[12]);
-void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                const uint32_t key[8], const uint32_t ctr_nonce[4], poly1305_state *st,
-                const uint8_t *prev_ciphertext, int enc);
 void k_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                       size_t pre, size_t hash_len, const uint32_t key[8],
                       const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
@@ -133,7 +130,6 @@ void aead_reject(const chapoly_kernels *k, const char *what, const uint8_t key[3
                  const uint8_t nonce[12], const uint8_t *aad, size_t aadlen, const uint8_t *ct,
                  size_t len, const uint8_t *tag, size_t taglen);
 void aead_diff(const chapoly_kernels *k);
-void xor_hash_diff(const chapoly_kernels *k);
 void xor_hash_range_diff(const chapoly_kernels *k);
 void first_xor_hash_diff(const chapoly_kernels *k);
 void keyblock_xor_diff(const chapoly_kernels *k);

@@ -15,7 +15,7 @@
  * that pick each shape, chacha20_keyblock_xor, hchacha20) for 32-bit words: the
  * key words, every state word after the rounds and before the feed-forward
  * (that minus the keystream gives the key back) and the HChaCha20 subkey.
- * And after each call of the level's stitched kernel (aead_xor_hash, where
+ * And after each call of the level's range kernel (aead_xor_hash_range, where
  * it has one: 1 to 16 KiB, seal with and without the earlier kilobyte,
  * open, from each form of Poly1305 state) for both: the key words, the key
  * powers, the hash lanes between its batches and the ChaCha20 round values.
@@ -962,9 +962,14 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
     nwords32 = 0;
 }
 
-/* ---- stitched ChaCha20 + Poly1305 kernel (aead_xor_hash) calls ---- */
+/* ---- aead_xor_hash_range over whole kilobytes, from every state form ---- */
 #define XH_MAX (16 * 1024)
-static uint8_t xin[XH_MAX], xout[XH_MAX], xref[XH_MAX], xpre[1024], xtag[16];
+/* a kilobyte of room before each: sealing, the pre bytes are the ciphertext just before out */
+static uint8_t xin_b[1024 + XH_MAX], xout_b[1024 + XH_MAX], xref_b[1024 + XH_MAX];
+static uint8_t xpre[1024], xtag[16];
+#define xin (xin_b + 1024)
+#define xout (xout_b + 1024)
+#define xref (xref_b + 1024)
 static _Alignas(64) poly1305_state xst, xsnap[2];
 
 struct xop {
@@ -978,7 +983,8 @@ static void xor_hash_op(void *arg)
 {
     const struct xop *o = arg;
 
-    o->k->aead_xor_hash(o->k, xout, xin, o->len, ckey, ccn, &xst, o->pre, o->enc);
+    o->k->aead_xor_hash_range(o->k, xout, xin, o->len, o->pre != NULL ? sizeof(xpre) : 0, o->len,
+                              ckey, ccn, &xst, o->enc);
 }
 
 /*
@@ -1056,7 +1062,7 @@ static void xor_hash_step_words(const chapoly_kernels *k, const uint8_t *pre,
 }
 
 /*
- * The table's aead_xor_hash (where it has one) at 1, 2, 4 and 16 KiB,
+ * The table's aead_xor_hash_range at 1, 2, 4 and 16 KiB,
  * sealing with and without the kilobyte of earlier ciphertext (pre; an
  * open takes none) and opening, from a Poly1305 state in each form: blocks
  * hashed before it, 1 (scalar, no key powers yet), 24 (8 pending lanes)
@@ -1105,7 +1111,10 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                 k->poly1305_init(k, &xsnap[0], kkey);
                 k->poly1305_blocks(k, &xsnap[0], kmsg, 16 * pres[pi], 1);
                 xsnap[1] = xsnap[0];
-                k->aead_xor_hash(k, xref, xin, len, ckey, ccn, &xsnap[1], pre, enc);
+                memcpy(xref - sizeof(xpre), xpre, sizeof(xpre));
+                memcpy(xout - sizeof(xpre), xpre, sizeof(xpre));
+                k->aead_xor_hash_range(k, xref, xin, len, pre != NULL ? sizeof(xpre) : 0, len, ckey,
+                                       ccn, &xsnap[1], enc);
                 r = xsnap[1];
                 k->poly1305_final(k, &r, tag);
                 P->chacha20_xor(P, xref, xin, len, ckey, ccn);
@@ -1115,7 +1124,7 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                     P->poly1305_blocks(P, &r, xpre, sizeof(xpre), 1);
                 P->poly1305_blocks(P, &r, enc ? xref : xin, len, 1);
                 P->poly1305_final(P, &r, rtag);
-                T_EQ_MEM(tag, rtag, 16, "aead_xor_hash tag, %zu KiB, mode %d, %zu blocks before",
+                T_EQ_MEM(tag, rtag, 16, "aead_xor_hash_range tag, %zu KiB, mode %d, %zu blocks before",
                          kibs[ki], mode, pres[pi]);
 
                 kernel_words(tag, &xsnap[0], &xsnap[1]);
@@ -1133,7 +1142,8 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                         ref_block_words(ccn[0] + (uint32_t)(nb - 16 + b), (int)(nb - 16 + b), ks);
                 }
                 xst = xsnap[0];
-                snprintf(what, sizeof(what), "kernel aead_xor_hash, %s%s, %zu KiB, %zu blocks before",
+                snprintf(what, sizeof(what),
+                         "kernel aead_xor_hash_range, %s%s, %zu KiB, %zu blocks before",
                          enc ? "seal" : "open", pre != NULL ? " after pre" : "", kibs[ki],
                          pres[pi]);
                 check_op(xor_hash_op, &o, what);
