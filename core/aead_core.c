@@ -33,9 +33,8 @@
  */
 #define AEAD_BIG_UPDATE 1024
 
-/* Keystream made with the key block (4 blocks, a row set) when the AAD needs the MAC key
- * first or the first update is shorter: a message of small updates. */
-#define AEAD_KEY_AHEAD 256
+/* Keystream made with the key block when the AAD needs the MAC key first (old: 3 blocks). */
+#define AEAD_KEY_AHEAD (3 * BLOCK)
 enum { PHASE_KEY, PHASE_AAD, PHASE_TEXT, PHASE_DONE }; /* PHASE_KEY: block 0 not made yet */
 
 /* Input of the keystream-only ChaCha20 calls. */
@@ -126,21 +125,22 @@ static size_t aead_first(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_
 }
 
 /*
- * Block 0 and AEAD_KEY_AHEAD bytes of keystream for the text in one call
- * (the first batch, at text offset 0) and the buffered AAD into the MAC:
- * padded if it is complete (the first text is a short update), else
- * streamed (AAD longer than aad_buf: its padding comes with the first text).
+ * Block 0 and 'ahead' bytes of keystream for the text in one call (the
+ * first batch, at text offset 0) and the buffered AAD into the MAC: padded
+ * if it is complete (a first update shorter than a block: the keystream
+ * covers the next updates up to the block's end), else streamed (AAD
+ * longer than aad_buf: its padding comes with the first text).
  */
-__attribute__((noinline)) static void aead_key_ahead(chapoly_aead *a, int aad_done)
+__attribute__((noinline)) static void aead_key_ahead(chapoly_aead *a, size_t ahead, int aad_done)
 {
     _Alignas(64) uint8_t kb[BLOCK];
 
-    a->k->chacha20_keyblock_xor(a->k, kb, a->ks, aead_zeros, AEAD_KEY_AHEAD, a->stream.key,
+    a->k->chacha20_keyblock_xor(a->k, kb, a->ks, aead_zeros, ahead, a->stream.key,
                                 a->stream.ctr_nonce);
     chapoly_aead_key_aad(a->k, &a->poly, kb, a->aad_buf, aad_done ? a->aad_buffered : 0);
     chapoly_wipe_inline(kb, sizeof(kb));
     a->batch_start = a->batch_used = 0;
-    a->ks_len = AEAD_KEY_AHEAD;
+    a->ks_len = (unsigned)ahead;
     if (a->ks_made < a->ks_len)
         a->ks_made = a->ks_len;
     if (!aad_done)
@@ -292,8 +292,8 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
     while (len > 0 || a->phase == PHASE_KEY) {
         size_t n = a->ks_len - a->batch_used;
 
-        if (a->phase == PHASE_KEY && ahead && len < AEAD_KEY_AHEAD) {
-            aead_key_ahead(a, 1);
+        if (a->phase == PHASE_KEY && ahead && len < BLOCK) {
+            aead_key_ahead(a, BLOCK, 1);
             continue;
         } else if (a->phase == PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);
@@ -399,7 +399,7 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
         a->aad_buffered += (unsigned)len;
     } else {
         if (a->phase == PHASE_KEY)
-            aead_key_ahead(a, 0);
+            aead_key_ahead(a, AEAD_KEY_AHEAD, 0);
         chapoly_poly1305_update(a->k, &a->poly, aad, len);
     }
     a->aad_len += len;
