@@ -605,3 +605,71 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
         rows_ymm(out, in, len, key, next_ctr_nonce);
     zero_zmm16_31();
 }
+
+/* ------------------------------------------------------- one block, xmm -- */
+/*
+ * chacha20_xor_row1_avx512: one block (0 <= len <= 64, the block at counter
+ * ctr_nonce[0]) as one xmm row set, a candidate for the per-CPU choice of
+ * the one-block form (the levels send len <= 64 to the scalar portable
+ * kernel). Latency-bound: one dependency chain of 20 rounds x 4 steps x
+ * (add, xor, vprold) = 240 vector ops; the diagonal rounds rotate rows a,
+ * c and d instead of b, c and d (row b is the one the next quarter round
+ * needs first, a, c and d are ready earlier), so the three vpshufd per half
+ * round run beside the chain instead of adding a step to it.
+ * Partial block: each 16-byte row is XORed with a byte-masked load and
+ * store (masks from len, no branch): nothing is read or written past len.
+ * The state, its input copies and the keystream live in xmm0-15 only (no
+ * stack frame, checked with objdump), so there is nothing to scrub; VEX/EVEX
+ * xmm code leaves the upper halves clean, no vzeroupper is needed.
+ */
+
+/*
+ * One double round, diagonals by rotating rows a (lane j <- a[j - 1]),
+ * c (c[j + 1]) and d (d[j + 2]) against b, then back.
+ */
+#define DROUND_ROW1_XMM(a, b, c, d)                                          \
+    do {                                                                     \
+        QR_XMM(a, b, c, d);                                                  \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 1, 0, 3));                   \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(0, 3, 2, 1));                   \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                   \
+        QR_XMM(a, b, c, d);                                                  \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(0, 3, 2, 1));                   \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(2, 1, 0, 3));                   \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                   \
+    } while (0)
+
+/* Row r (public) of the keystream into out: bytes 16 r .. of the mask m. */
+#define XOR_ROW1_MASKED(out, in, ks, m, r)                                   \
+    do {                                                                     \
+        __mmask16 mr_ = (__mmask16)((m) >> (16 * (r)));                      \
+        __m128i v_ = _mm_maskz_loadu_epi8(mr_, (in) + 16 * (r));             \
+        _mm_mask_storeu_epi8((out) + 16 * (r), mr_, XOR4(v_, ks));           \
+    } while (0)
+
+void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key_words[8], const uint32_t ctr_nonce[4])
+{
+    const uint32_t *key = key_words;
+    const __m128i sigma = _mm_setr_epi32((int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
+    const __m128i d0 = _mm_loadu_si128((const __m128i *)ctr_nonce);
+    __m128i a = sigma;
+    __m128i b = _mm_loadu_si128((const __m128i *)key);
+    __m128i c = _mm_loadu_si128((const __m128i *)(key + 4));
+    __m128i d = d0;
+    /* bits 0..len-1 (len <= 64; bzhi keeps all 64 bits from 64 on) */
+    const uint64_t m = _bzhi_u64(~(uint64_t)0, (unsigned)len);
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++)
+        DROUND_ROW1_XMM(a, b, c, d);
+    OPAQUE_PTR(key); /* the key rows are re-read, not kept across the rounds */
+    a = _mm_add_epi32(a, sigma);
+    b = _mm_add_epi32(b, _mm_loadu_si128((const __m128i *)key));
+    c = _mm_add_epi32(c, _mm_loadu_si128((const __m128i *)(key + 4)));
+    d = _mm_add_epi32(d, d0);
+    XOR_ROW1_MASKED(out, in, a, m, 0);
+    XOR_ROW1_MASKED(out, in, b, m, 1);
+    XOR_ROW1_MASKED(out, in, c, m, 2);
+    XOR_ROW1_MASKED(out, in, d, m, 3);
+}

@@ -137,6 +137,13 @@ void chacha20_keyblock_xor_avx2(uint8_t key_block[64], uint8_t *out, const uint8
                                 size_t len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4]);
 /*
+ * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set (VEX,
+ * vpshufb and shift rotates, register tail): not a table entry yet, a
+ * candidate for the per-CPU one-block choice.
+ */
+void chacha20_xor_row1_avx2(uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/*
  * Stores the key and a zero hash (poly1305_scalar.h, "state head"): the
  * init of every SIMD Poly1305, the IFMA one included.
  */
@@ -172,6 +179,13 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/*
+ * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set with
+ * vprold and byte-masked rows: not a table entry yet, a candidate for the
+ * per-CPU one-block choice (the levels use the portable kernel there).
+ */
+void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_keyblock_xor_avx512(uint8_t key_block[64], uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   const uint32_t key[8],
