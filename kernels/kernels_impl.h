@@ -180,9 +180,10 @@ void chacha20_xor_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
 void chacha20_xor_avx512(uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
 /*
- * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set with
- * vprold and byte-masked rows: not a table entry yet, a candidate for the
- * per-CPU one-block choice (the levels use the portable kernel there).
+ * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set
+ * (vprold and vpshufb rotates, byte-masked rows): not a table entry yet, a
+ * candidate for the per-CPU one-block choice (the levels use the portable
+ * kernel there).
  */
 void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
                               const uint32_t key[8], const uint32_t ctr_nonce[4]);
