@@ -214,7 +214,9 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
  * *t = the table of level 'level' (chapoly_kernels_select's rules) with
  * this CPU's profile, then the forced paths: 'paths' if non-NULL and
  * non-empty, else CHAPOLY_PATHS (secure_getenv). paths is a list of
- * name=value separated by commas or spaces (names: chapoly_kernels_describe).
+ * name=value separated by commas or spaces (names: chapoly_kernels_describe);
+ * the item "flip" turns every choice the level has the other way (so the
+ * test suite runs each variant on any CPU with the level's ISA).
  * A name or value that is not valid for the level is skipped and sets
  * *paths_warning (if non-NULL) to a static message; the rest apply.
  */

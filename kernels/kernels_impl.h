@@ -138,6 +138,13 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *k, uint8_t key_block[64],
                                 size_t len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4]);
 /*
+ * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set (VEX,
+ * vpshufb and shift rotates, register tail): not a table entry yet, a
+ * candidate for the per-CPU one-block choice.
+ */
+void chacha20_xor_row1_avx2(uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/*
  * Stores the key and a zero hash (poly1305_scalar.h, "state head"): the
  * init of every SIMD Poly1305, the IFMA one included.
  */
@@ -168,6 +175,13 @@ void chacha20_xor_avx512vl(const chapoly_kernels *k, uint8_t *out, const uint8_t
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_xor_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/*
+ * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set
+ * (vprold and vpshufb rotates, byte-masked rows): the avx512 levels' lone
+ * block when their path "chacha-one" is "rows".
+ */
+void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_keyblock_xor_avx512(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   const uint32_t key[8],

@@ -21,7 +21,7 @@
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
-    .shapes = { .aead_chunk = 0, .first_max = 1984 },
+    .shapes = { .one_block_rows = 1, .aead_chunk = 0, .first_max = 1984 },
     .chacha20_xor = chacha20_xor_avx512vl,
     .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
     .hchacha20 = hchacha20_portable,
@@ -37,8 +37,8 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
 const chapoly_kernels chapoly_kernels_avx512 = {
     .name = "avx512",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ IFMA",
-    .shapes = { .aead_stitched = 0, .chacha_pairs_min = 2048, .aead_chunk = 16384,
-                .first_max = 1984 },
+    .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 2048,
+                .aead_chunk = 16384, .first_max = 1984 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
     .hchacha20 = hchacha20_portable,
@@ -54,7 +54,8 @@ const chapoly_kernels chapoly_kernels_avx512 = {
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .name = "avx512-noifma",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
-    .shapes = { .chacha_pairs_min = 2048, .aead_chunk = 0, .first_max = 1984 },
+    .shapes = { .one_block_rows = 1, .chacha_pairs_min = 2048, .aead_chunk = 0,
+                .first_max = 1984 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
     .hchacha20 = hchacha20_portable,

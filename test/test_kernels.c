@@ -245,6 +245,7 @@ int main(void)
         run_vectors(k);
         poly_procedural(k);
         chacha_diff(k);
+        row1_diff(k);
         hchacha_diff(k);
         poly_diff(k);
         aead_diff(k);
