@@ -11,8 +11,19 @@
  * shared/design/kernels.md "Units"). Each figure is the best and the median
  * of several repetitions; a repetition runs enough calls to last ~2 ms.
  *
- * usage: bench_kernels [-l level] [-o chacha20|poly1305|aead|xor-hash|short]
- *                      [-r reps] [-s size]...
+ * usage: bench_kernels [-l level] [-o chacha20|poly1305|aead|xor-hash|short|
+ *                      chacha20-1block] [-r reps] [-s size]...
+ *
+ * -o chacha20-1block (not per level, sizes 5 16 32 64 unless -s): every
+ * one-block ChaCha20 form this CPU runs, repetitions interleaved (form A,
+ * B, C, ... then again): the scalar portable kernel (what every level but
+ * avx2 uses for len <= 64), the avx2 level's chacha20_xor (a ymm row set of
+ * two blocks and its 512-byte scrub), and the xmm row forms
+ * chacha20_xor_row1_avx2 / _avx512 (kernels_impl.h, not table entries
+ * yet). "tput": independent back-to-back calls (consecutive calls may
+ * overlap in the out-of-order window); "lat": each call's nonce word 1 is
+ * XORed with the previous call's first output byte, so the calls run one
+ * after another (a block's full latency).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -20,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 #include "aead_core.h" /* the kernels, the streaming Poly1305 and the one-shot AEAD */
+#include "kernels_impl.h" /* the one-block row forms (not table entries yet) */
 
 #define MAX_LEN 65536
 #define AAD_LEN 13 /* a TLS record header, as in the design note's figures */
@@ -47,8 +59,9 @@ static double measure_core_ghz(void)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
     double best = 0;
 
-    for (int rep = 0; rep < 7; rep++) {
-        uint64_t x = 3, n = 2000000;
+    /* many short probes: on a shared host most of them get interrupted */
+    for (int rep = 0; rep < 41; rep++) {
+        uint64_t x = 3, n = 500000;
         double t0 = now_ns();
         __asm__ volatile("1:\n\t"
                          "imul %0, %0\n\timul %0, %0\n\t"
@@ -58,7 +71,7 @@ static double measure_core_ghz(void)
                          "dec %1\n\t"
                          "jnz 1b"
                          : "+r"(x), "+r"(n));
-        double ghz = 24.0 * 2000000 / (now_ns() - t0);
+        double ghz = 24.0 * 500000 / (now_ns() - t0);
         if (ghz > best)
             best = ghz; /* interruptions only ever make it look slower */
     }
@@ -68,8 +81,12 @@ static double measure_core_ghz(void)
 #endif
 }
 
+typedef void (*xor_fn)(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+                       const uint32_t ctr_nonce[4]);
+
 typedef struct {
     const chapoly_kernels *k;
+    xor_fn fn; /* chacha20-1block: the form under test */
     size_t len;
     uint32_t key[8];
     uint32_t ctr_nonce[4];
@@ -95,6 +112,18 @@ static void run_chacha20_4blk(job *j)
     }
 }
 
+static void run_form_tput(job *j)
+{
+    j->fn(buf_out, buf_in, j->len, j->key, j->ctr_nonce);
+}
+
+/* The next call's input state depends on this call's output. */
+static void run_form_lat(job *j)
+{
+    j->fn(buf_out, buf_in, j->len, j->key, j->ctr_nonce);
+    j->ctr_nonce[1] ^= buf_out[0];
+}
+
 static void run_poly1305(job *j)
 {
     poly1305_state st;
@@ -110,14 +139,14 @@ static void run_aead(job *j)
                       AAD_LEN, j->key, j->nonce);
 }
 
-/* ChaCha20 + Poly1305 over whole kilobytes: the stitched kernel if any. */
+/* ChaCha20 + Poly1305 over whole kilobytes: the table's range entry (stitched or split). */
 static void run_xor_hash(job *j, int enc)
 {
     poly1305_state st;
 
     chapoly_poly1305_init(j->k, &st, j->key_bytes);
-    j->k->aead_xor_hash(j->k, buf_out, buf_in, j->len & ~(size_t)1023, j->key, j->ctr_nonce,
-                          &st, NULL, enc);
+    j->k->aead_xor_hash_range(j->k, buf_out, buf_in, j->len & ~(size_t)1023, 0,
+                              j->len & ~(size_t)1023, j->key, j->ctr_nonce, &st, enc);
     chapoly_poly1305_final(j->k, &st, j->tag);
 }
 
@@ -167,6 +196,103 @@ static void measure(void (*fn)(job *), job *j, int reps, double *best,
     *median = t[reps / 2];
 }
 
+/* Calls per repetition of fn so that one lasts ~2 ms (after a warm-up). */
+static long size_reps(void (*fn)(job *), job *j)
+{
+    long iters = 1;
+
+    for (;;) {
+        double t0 = now_ns();
+        for (long i = 0; i < iters; i++)
+            fn(j);
+        double dt = now_ns() - t0;
+        if (dt > 2e6 || iters > (1L << 28))
+            return iters;
+        iters = dt < 1e4 ? iters * 16 : (long)(iters * 2.2e6 / dt) + 1;
+    }
+}
+
+static void report(const char *level, const char *op, size_t len, double best,
+                   double median);
+
+/* The portable level's scalar block, as an xor_fn. */
+static void portable_one_block(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+                               const uint32_t ctr_nonce[4])
+{
+    const chapoly_kernels *p = chapoly_kernels_portable();
+
+    p->chacha20_xor(p, out, in, len, key, ctr_nonce);
+}
+
+/*
+ * chacha20-1block: the one-block forms this CPU runs, at each size, in
+ * tput and lat mode, their repetitions interleaved (one repetition of each
+ * form in turn, 'reps' rounds), best and median ns per call.
+ */
+static void one_block_forms(job *j, const size_t *sizes, size_t nsizes, int reps)
+{
+    struct {
+        const char *name;
+        xor_fn fn;
+        double t[64];
+        long iters;
+    } f[4];
+    size_t nf = 0;
+    const chapoly_kernels *k;
+
+    memset(f, 0, sizeof(f));
+    f[nf].name = "portable";
+    f[nf++].fn = portable_one_block;
+#ifdef CHAPOLY_HAVE_AVX2
+    if ((k = chapoly_kernels_by_name("avx2")) != NULL) {
+        f[nf].name = "row1-avx2";
+        f[nf++].fn = chacha20_xor_row1_avx2;
+    }
+#endif
+#ifdef CHAPOLY_HAVE_AVX512
+    if (chapoly_kernels_by_name("avx512vl") != NULL) {
+        f[nf].name = "row1-avx512";
+        f[nf++].fn = chacha20_xor_row1_avx512;
+    }
+#endif
+    (void)k;
+    if (reps > 64)
+        reps = 64;
+    printf("one-block forms, repetitions interleaved; tput: independent calls, lat: each "
+           "call waits for the previous one's output\n");
+    for (size_t s = 0; s < nsizes; s++) {
+        if (sizes[s] > 64) {
+            printf("chacha20-1block: size %zu skipped (one block is at most 64 bytes)\n", sizes[s]);
+            continue;
+        }
+        j->len = sizes[s];
+        for (int mode = 0; mode < 2; mode++) {
+            void (*run)(job *) = mode ? run_form_lat : run_form_tput;
+
+            for (size_t i = 0; i < nf; i++) {
+                j->fn = f[i].fn;
+                f[i].iters = size_reps(run, j);
+            }
+            for (int r = 0; r < reps; r++) {
+                for (size_t i = 0; i < nf; i++) {
+                    j->fn = f[i].fn;
+                    double t0 = now_ns();
+                    for (long n = 0; n < f[i].iters; n++)
+                        run(j);
+                    f[i].t[r] = (now_ns() - t0) / (double)f[i].iters;
+                }
+            }
+            for (size_t i = 0; i < nf; i++) {
+                char op[32];
+
+                qsort(f[i].t, (size_t)reps, sizeof(f[i].t[0]), cmp_double);
+                snprintf(op, sizeof(op), "1block-%s", mode ? "lat" : "tput");
+                report(f[i].name, op, j->len, f[i].t[0], f[i].t[reps / 2]);
+            }
+        }
+    }
+}
+
 static void report(const char *level, const char *op, size_t len, double best,
                    double median)
 {
@@ -200,13 +326,19 @@ int main(int argc, char **argv)
             }
             nsizes++;
         } else {
-            fprintf(stderr, "usage: %s [-l level] [-o chacha20|poly1305|aead|xor-hash|short] "
-                            "[-r reps] [-s size]...\n", argv[0]);
+            fprintf(stderr, "usage: %s [-l level] [-o chacha20|poly1305|aead|xor-hash|short|"
+                            "chacha20-1block] [-r reps] [-s size]...\n", argv[0]);
             return 2;
         }
     }
     if (reps < 5)
         reps = 5;
+    int one_block = want_op != NULL && strcmp(want_op, "chacha20-1block") == 0;
+    if (nsizes == 0 && one_block) {
+        static const size_t one_block_sizes[] = { 5, 16, 32, 64 };
+        nsizes = sizeof(one_block_sizes) / sizeof(one_block_sizes[0]);
+        memcpy(sizes, one_block_sizes, sizeof(one_block_sizes));
+    }
     if (nsizes == 0) {
         nsizes = sizeof(default_sizes) / sizeof(default_sizes[0]);
         memcpy(sizes, default_sizes, sizeof(default_sizes));
@@ -222,7 +354,7 @@ int main(int argc, char **argv)
     memset(buf_out, 0, MAX_LEN + 64);
 
     core_ghz = measure_core_ghz();
-    printf("core clock (imul chain): %.3f GHz; best of 7 probes; %d repetitions "
+    printf("core clock (imul chain): %.3f GHz; best of 41 probes; %d repetitions "
            "per figure\n", core_ghz, reps);
     printf("%-13s %-13s %6s  %10s %10s  %9s  %7s %7s\n", "level", "op", "bytes",
            "ns best", "ns median", "cyc best", "c/B best", "c/B med");
@@ -238,6 +370,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < 12; i++)
         j.nonce[i] = (uint8_t)i;
 
+    if (one_block) {
+        one_block_forms(&j, sizes, nsizes, reps);
+        free(buf_in);
+        free(buf_out);
+        return 0;
+    }
     for (const char *const *name = chapoly_kernels_compiled(); *name; name++) {
         if (want_level != NULL && strcmp(want_level, *name) != 0)
             continue;

@@ -12,7 +12,7 @@
  *    starts on a block boundary queues its blocks; up to BATCH_BLOCKS
  *    queued blocks of many messages go to one call, then each message
  *    XORs its part. A longer text runs the one-message stitched path
- *    (aead_xor_hash over whole kilobytes, then the stream).
+ *    (aead_xor_hash_range over whole kilobytes, then the stream).
  * Poly1305 of several messages goes to the table's poly1305_multi_blocks
  * (at the SIMD levels the scalar Horner chains of all short messages in one
  * call): the padded last AAD
@@ -339,7 +339,7 @@ static void text_long(const chapoly_kernels *k, chapoly_batch_msg *m, uint8_t *o
 
     if (whole > 0 && s->keystream_pos == s->keystream_len && s->partial_used == 0 &&
         m->poly.buflen == 0 && (uint64_t)s->ctr_nonce[0] + whole / 64 <= 0xffffffffu) {
-        k->aead_xor_hash(k, out, in, whole, s->key, s->ctr_nonce, &m->poly, NULL, enc);
+        k->aead_xor_hash_range(k, out, in, whole, 0, whole, s->key, s->ctr_nonce, &m->poly, enc);
         chacha20_stream_advance(s, whole / 64);
         out += whole;
         in += whole;

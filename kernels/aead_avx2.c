@@ -1,38 +1,33 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Stitched ChaCha20 + scalar Poly1305 over whole kilobytes: the "avx2"
- * table's aead_xor_hash entry (AVX2 + BMI2 only).
+ * Stitched ChaCha20 + scalar Poly1305: the "avx2" table's
+ * aead_xor_hash_range and aead_first_xor_hash when its path "aead" is
+ * "stitched" (AVX2 + BMI2 only; the split form is generic.c's).
  *
  * The 8-lane ChaCha20 batch (512 bytes) keeps the vector ports busy; the
  * radix-2^64 Poly1305 step (mulx, poly1305_scalar.h) runs on the integer
  * ports. One asm block per batch holds both: 10 double rounds of the
- * column state (the register plan of chacha20_ymm.h) with a Poly1305 block
- * after each of the first three quarter-round pairs of every double round
- * and after the fourth too in the first two (32 blocks), so the blocks of
- * a neighbouring batch are hashed in the same cycles. Spread over all ten
- * double rounds the hash's latency chain (~12 cycles a block) fits beside
- * the rounds: 16 KiB stitched took 4.8-5.0 us against 4.75 us for ChaCha20
- * alone, where four blocks in each of the first eight took 5.2-5.4 us. The hash
- * h0 h1 h2 stays in general registers, the key words r0 r1 s1 are memory
- * operands (a stack copy), the message blocks are loaded as they are hashed.
+ * column state (the register plan of chacha20_ymm.h) with up to 40
+ * Poly1305 blocks spread over the quarter-round pairs, so the blocks of a
+ * neighbouring batch are hashed in the same cycles. That wins where the
+ * integer and vector pipes are separate (AMD) and loses where mulx shares
+ * ports with the vector rounds (Intel): cpu_profiles.c. The hash h0 h1 h2
+ * stays in general registers, the key words r0 r1 s1 are memory operands
+ * (a stack copy), the message blocks are loaded as they are hashed.
  *
- * Pipelines over n = len / 512 batches (batch j = bytes 512 j .. 512 j + 511):
- *   open  batch j hashes in[j] during its rounds and writes out[j] after
- *         them (in place: the ciphertext is read before it is overwritten);
- *         nothing is left unstitched.
- *   seal  batch j hashes the ciphertext written two batches earlier when
- *         the caller passes prev_ciphertext (its two halves go with
- *         batches 0 and 1), else one batch earlier; the last one or two
- *         batches of ciphertext go through poly1305_blocks_avx2 afterwards.
+ * Range (kernels.h): batch j hashes up to 32 blocks (opening 40) of the run
+ * [base - pre, base + hash_len), sealing only ciphertext earlier batches
+ * wrote, opening in place each batch's own input before it is
+ * overwritten. The first text: the key block and 7 text blocks in one
+ * batch (head_batch), the MAC keyed from it (chapoly_aead_key_aad), then
+ * the range with those 7 blocks as its pre bytes.
+ *
  * A state with pending lanes is folded to the scalar hash first
- * (poly1305_scalar_avx2). The call ends with a scalar hash or, after the
- * sealing tail, whatever poly1305_blocks_avx2 leaves.
- *
- * Hygiene: no branch on secret data; the input state, the parked words,
- * the batch output before its transpose, the key copy and whatever the
- * compiler spills live in the frame of an out-of-line function, which the
- * caller overwrites afterwards (scrub_stack_2k); the compiler ends the
- * ymm functions with vzeroupper.
+ * (poly1305_scalar_avx2). Hygiene: no branch on secret data; the input
+ * state, the parked words, the batch output before its transpose, the key
+ * copy and whatever the compiler spills live in the frame of an
+ * out-of-line function, which the caller overwrites afterwards
+ * (scrub_stack_2k); the compiler ends the ymm functions with vzeroupper.
  */
 #include "chacha20_ymm.h"
 #include "poly1305_scalar.h"
@@ -83,48 +78,7 @@ static const __m256i rot_tbl[2] = {
     "leaq 16(%[m]), %[m]\n\t"
 
 /*
- * One whole batch, out[0..511] = in ^ keystream of init (as
- * cols_batch_full_asm_ymm), with the 32 Poly1305 blocks at m hashed into h
- * during the rounds; k = r0 r1 s1, park four 32-byte aligned slots. The
- * blocks at m are all loaded before out is stored (m may be in).
- */
-CHAPOLY_INLINE void batch_hash_asm(const __m256i init[16], __m256i park[4], uint8_t *out,
-                                   const uint8_t *in, uint64_t h[3], const uint64_t k[3],
-                                   const uint8_t *m)
-{
-    uint64_t h0 = h[0], h1 = h[1], h2 = h[2], pa, pb, pc, pe;
-    uintptr_t s = (uintptr_t)park - 256; /* CC_DROUND's slots: bytes 256..383 of s */
-    unsigned n; /* a memory operand: every general register but rsp, rbp is taken */
-
-    __asm__("vmovdqa 320(%[i]), " CC_t0 "\n\t"
-            "vmovdqa 352(%[i]), " CC_t1 "\n\t"
-            "vmovdqa " CC_t0 ", 320(%[s])\n\t"
-            "vmovdqa " CC_t1 ", 352(%[s])\n\t"
-            CC_LOAD_FROM(i)
-            "movl $2, %[n]\n\t"
-            ".p2align 5\n"
-            "1:\n\t"
-            CC_DROUND(PB, PB, PB, PB)
-            "decl %[n]\n\t"
-            "jnz 1b\n\t"
-            "movl $8, %[n]\n"
-            "2:\n\t"
-            CC_DROUND(PB, PB, PB, "")
-            "decl %[n]\n\t"
-            "jnz 2b\n\t"
-            CC_FEED_XOR_STORE
-            : [n] "=m"(n), [h0] "+r"(h0), [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa),
-              [pb] "=&r"(pb), [pc] "=&r"(pc), [pe] "=&r"(pe), [m] "+r"(m)
-            : [s] "r"(s), [i] "r"(init), [o] "r"(out), [x] "r"(in), [kr0] "m"(k[0]),
-              [kr1] "m"(k[1]), [ks1] "m"(k[2]), [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
-            : "cc", "rdx", "memory", CC_CLOBBERS);
-    h[0] = h0;
-    h[1] = h1;
-    h[2] = h2;
-}
-
-/*
- * One whole batch as batch_hash_asm, hashing nblk (0..40) blocks at m: c4
+ * One whole batch (cols_batch_full_asm_ymm's), hashing nblk (0..40) blocks at m: c4
  * double rounds with four Poly1305 blocks each, c3 with three, then at
  * most one with two or one, the rest with none (counts in C; every loop
  * may run zero times). The counters are memory operands.
@@ -185,83 +139,8 @@ CHAPOLY_INLINE void batch_hash_n_asm(const __m256i init[16], __m256i park[4], ui
     h[2] = h2;
 }
 
-/* One batch: 512 bytes out = in ^ keystream(init), hashing 32 blocks at m if m. */
-CHAPOLY_INLINE void batch(uint8_t *out, const uint8_t *in, const __m256i init[16],
-                          uint64_t h[3], const uint64_t k[3], const uint8_t *m)
-{
-    _Alignas(32) __m256i park[4];
-
-    if (m != NULL)
-        batch_hash_asm(init, park, out, in, h, k, m);
-    else
-        cols_batch_full_asm_ymm(init, park, rot_tbl, out, in);
-}
-
-/*
- * nb >= 2 batches with the hash in p[W_H..] (scalar). Returns the bytes
- * of ciphertext at the end of out left for the caller to hash (sealing).
- */
-static __attribute__((noinline)) size_t
-stitched(uint8_t *out, const uint8_t *in, size_t nb, const uint32_t key[8],
-         const uint32_t ctr_nonce[4], uint64_t *p, const uint8_t *prev_ciphertext, int enc)
-{
-    _Alignas(32) __m256i init[16];
-    uint64_t h[3] = { p[W_H], p[W_H + 1], p[W_H + 2] };
-    const uint64_t k[3] = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
-    size_t j, lag = prev_ciphertext != NULL ? 2 : 1;
-
-    init[0] = BCAST8(SIGMA0);
-    init[1] = BCAST8(SIGMA1);
-    init[2] = BCAST8(SIGMA2);
-    init[3] = BCAST8(SIGMA3);
-    for (int i = 0; i < 8; i++)
-        init[4 + i] = BCAST8(key[i]);
-    init[12] = ADD8(BCAST8(ctr_nonce[0]), COLS_CTR_YMM);
-    init[13] = BCAST8(ctr_nonce[1]);
-    init[14] = BCAST8(ctr_nonce[2]);
-    init[15] = BCAST8(ctr_nonce[3]);
-    for (j = 0; j < nb; j++) {
-        const uint8_t *m;
-
-        if (!enc)
-            m = in + 512 * j; /* hashed before out (== in) is written */
-        else if (j >= lag)
-            m = out + 512 * (j - lag);
-        else
-            m = prev_ciphertext != NULL ? prev_ciphertext + 512 * j : NULL;
-        batch(out + 512 * j, in + 512 * j, init, h, k, m);
-        init[12] = ADD8(init[12], BCAST8(8)); /* mod 2^32 per lane */
-    }
-    put64(p + W_H, h[0]);
-    put64(p + W_H + 1, h[1]);
-    put64(p + W_H + 2, h[2]);
-    /* blocks hashed here: sealing, all but the last 'lag' batches and prev */
-    put64(p + W_SCALAR, p[W_SCALAR] + (enc ? 32 * (nb - lag) + (lag - 1) * 64 : 32 * nb));
-    return enc ? 512 * lag : 0;
-}
-
-/* Overwrite the stack just below the caller's frame (stitched's frame). */
+/* Overwrite the stack just below the caller's frame (stitched_range's frame). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
-
-void aead_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
-                        const uint32_t key[8], const uint32_t ctr_nonce[4],
-                        poly1305_state *st, const uint8_t *prev_ciphertext, int enc)
-{
-    size_t nb = len / 512, tail;
-
-    if (!enc)
-        prev_ciphertext = NULL; /* not defined for open */
-    if (nb == 0) {
-        if (prev_ciphertext != NULL)
-            poly1305_blocks_avx2(kt, st, prev_ciphertext, 1024, 1);
-        return;
-    }
-    poly1305_scalar_avx2(st->priv);
-    tail = stitched(out, in, nb, key, ctr_nonce, st->priv, prev_ciphertext, enc);
-    scrub_stack_2k();
-    if (tail > 0)
-        poly1305_blocks_avx2(kt, st, out + len - tail, tail, 1);
-}
 
 /*
  * aead_xor_hash_range (kernels.h): batches of 512 bytes of text, the last
@@ -383,6 +262,9 @@ void aead_xor_hash_range_avx2(const chapoly_kernels *kt, uint8_t *out, const uin
     "vmovdqu " t ", " #b "(%[o])\n\t"
 #define CC_FEED_XOR_STORE_KB CC_FEED_XOR_STORE_WITH(CC_XST2_KB)
 
+/* Text beside the key block in its 8-lane batch: 7 blocks. */
+#define AEAD_HEAD 448
+
 /* The key block's batch: block ctr_nonce[0] to kb, text bytes 0..447 out = in ^ keystream. */
 static __attribute__((noinline)) void head_batch(uint8_t kb[64], uint8_t *out, const uint8_t *in,
                                                  const uint32_t key[8],
@@ -421,37 +303,37 @@ static __attribute__((noinline)) void head_batch(uint8_t kb[64], uint8_t *out, c
                      : "cc", "memory", CC_CLOBBERS);
 }
 
-void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len, size_t hash_len,
-                              const uint8_t *aad, size_t aadlen, const uint32_t key[8],
-                              const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                              size_t len, size_t hash_len, const uint8_t *aad, size_t aadlen,
+                              const uint32_t key[8], const uint32_t ctr_nonce[4],
+                              poly1305_state *st, int enc)
 {
     _Alignas(32) uint8_t kb[64];
     uint32_t cn[4] = { ctr_nonce[0] + 8, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
-    size_t whole = aadlen & ~(size_t)15, done;
+    size_t r = len % 512;
 
+    if (len <= AEAD_HEAD) { /* the key block's batch holds the whole text */
+        chapoly_generic_first_xor_hash(kt, out, in, len, hash_len, aad, aadlen, key, ctr_nonce,
+                                       st, enc);
+        return;
+    }
+    /*
+     * Opening a text whose batches would be one more with 7 blocks beside
+     * the key block (len mod 512 is 0 or above 448: 1, 2, 4 KiB), the key
+     * block goes alone and every batch hashes beside its ChaCha20 (opening
+     * needs none of the text's batches first).
+     */
+    if (!enc && (r == 0 || r > AEAD_HEAD)) {
+        kt->chacha20_keyblock_xor(kt, kb, NULL, NULL, 0, key, ctr_nonce);
+        chapoly_aead_key_aad(kt, st, kb, aad, aadlen);
+        chapoly_wipe(kb, sizeof(kb));
+        cn[0] = ctr_nonce[0] + 1;
+        aead_xor_hash_range_avx2(kt, out, in, len, 0, hash_len, key, cn, st, enc);
+        return;
+    }
     head_batch(kb, out, in, key, ctr_nonce);
-    poly1305_init_avx2(kt, st, kb);
-    if (whole > 0)
-        poly1305_blocks_avx2(kt, st, aad, whole, 1);
-    if (aadlen > whole) { /* the AAD's last partial block, zero-padded, in kb's spare half */
-        memset(kb + 32, 0, 16);
-        memcpy(kb + 32, aad + whole, aadlen - whole);
-        poly1305_blocks_avx2(kt, st, kb + 32, 16, 1);
-    }
+    chapoly_aead_key_aad(kt, st, kb, aad, aadlen);
     chapoly_wipe(kb, sizeof(kb));
-    poly1305_scalar_avx2(st->priv);
-    done = stitched_range(out + 448, in + 448, len - 448, 448, hash_len - 448, key, cn,
-                          st->priv, enc);
-    scrub_stack_2k();
-    if (hash_len > done) {
-        const uint8_t *base = enc ? out : in;
-        size_t nb = (hash_len - done) / 16;
-
-        if (nb > 32) {
-            poly1305_blocks_avx2(kt, st, base + done, hash_len - done, 1);
-        } else {
-            sc_blocks_mem(st->priv + W_H, st->priv + W_KEY, base + done, nb, 1);
-            put64(st->priv + W_SCALAR, st->priv[W_SCALAR] + nb);
-        }
-    }
+    aead_xor_hash_range_avx2(kt, out + AEAD_HEAD, in + AEAD_HEAD, len - AEAD_HEAD, AEAD_HEAD,
+                             hash_len - AEAD_HEAD, key, cn, st, enc);
 }

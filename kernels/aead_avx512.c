@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The stitched ChaCha20 + IFMA Poly1305 over whole kilobytes: the "avx512"
- * table's aead_xor_hash entry when its path "aead" is "stitched" (a CPU
+ * table's aead_xor_hash_range entry when its path "aead" is "stitched" (a CPU
  * profile or a forced path: cpu_profiles.c). That table requires IFMA
  * (dispatch.c) and is the only user of this file. The split form, the
  * level's default ("aead=split"), is the generic one (generic.c): chunk by
@@ -165,21 +165,15 @@ stitched_kilobytes(uint8_t *out, const uint8_t *in, size_t n, const uint32_t key
 /* Overwrite the stack just below the caller's frame (stitched_kilobytes' frame). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 
-void aead_xor_hash_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
-                          const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *prev_ciphertext,
-                          int enc)
+/*
+ * Whole kilobytes stitched (the pipelines above); prev: the kilobyte of
+ * ciphertext before out, hashed beside the first kilobyte's ChaCha20.
+ */
+static void stitched_run(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t n,
+                         const uint32_t key[8], const uint32_t ctr_nonce[4],
+                         poly1305_state *st, const uint8_t *prev, int enc)
 {
-    size_t n = len / 1024;
-
-    if (!enc)
-        prev_ciphertext = NULL; /* not defined for open */
-    if (n == 0) {
-        if (prev_ciphertext != NULL)
-            poly1305_blocks_avx512ifma(kt, st, prev_ciphertext, 1024, 1);
-        return;
-    }
-    if (n == 1 && prev_ciphertext == NULL) { /* nothing to overlap */
+    if (n == 1 && prev == NULL) { /* nothing to overlap */
         if (enc) {
             chacha20_xor_avx512(kt, out, in, 1024, key, ctr_nonce);
             poly1305_blocks_avx512ifma(kt, st, out, 1024, 1);
@@ -194,7 +188,7 @@ void aead_xor_hash_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t
      * through the MAC kernel: 64 blocks take its 16-lane path.
      */
     if (enc) {
-        stitched_kilobytes(out, in, n, key, ctr_nonce, st->priv, prev_ciphertext, 1);
+        stitched_kilobytes(out, in, n, key, ctr_nonce, st->priv, prev, 1);
         poly1305_blocks_avx512ifma(kt, st, out + 1024 * (n - 1), 1024, 1);
     } else {
         poly1305_blocks_avx512ifma(kt, st, in, 1024, 1);
@@ -202,4 +196,36 @@ void aead_xor_hash_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t
     }
     scrub_stack_2k();
     zero_zmm16_31();
+}
+
+/*
+ * aead_xor_hash_range (kernels.h): the whole kilobytes stitched, sealing
+ * with a kilobyte of pre bytes hashed beside the first; other pre bytes
+ * first, the text after the last whole kilobyte last, unstitched.
+ */
+void aead_xor_hash_range_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                                size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
+                                const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    size_t whole = hash_len >= (len & ~(size_t)1023) ? len & ~(size_t)1023 : 0;
+    size_t rest_hash = hash_len - whole;
+    const uint8_t *prev = enc && pre == 1024 && whole > 0 ? out - 1024 : NULL;
+    uint32_t cn[4] = { ctr_nonce[0] + (uint32_t)(whole / 64), ctr_nonce[1], ctr_nonce[2],
+                       ctr_nonce[3] };
+
+    if (pre > 0 && prev == NULL)
+        poly1305_blocks_avx512ifma(kt, st, (enc ? out : in) - pre, pre, 1);
+    if (whole > 0)
+        stitched_run(kt, out, in, whole / 1024, key, ctr_nonce, st, prev, enc);
+    if (len == whole)
+        return;
+    if (enc) {
+        chacha20_xor_avx512(kt, out + whole, in + whole, len - whole, key, cn);
+        if (rest_hash > 0)
+            poly1305_blocks_avx512ifma(kt, st, out + whole, rest_hash, 1);
+    } else {
+        if (rest_hash > 0)
+            poly1305_blocks_avx512ifma(kt, st, in + whole, rest_hash, 1);
+        chacha20_xor_avx512(kt, out + whole, in + whole, len - whole, key, cn);
+    }
 }

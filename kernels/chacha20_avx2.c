@@ -61,28 +61,12 @@ CHAPOLY_INLINE void xor32(uint8_t *out, const uint8_t *in, __m256i ks)
 }
 
 /*
- * The first n (1..63) bytes of a keystream block held as (lo, hi) halves.
- * Fixed-size memcpy compiles to a single unaligned load or store.
+ * The first n (0..15) bytes of 16 keystream bytes held in k: 8/4/2/1-byte
+ * steps from the register. Fixed-size memcpy compiles to a single
+ * unaligned load or store.
  */
-CHAPOLY_INLINE void xor_tail(uint8_t *out, const uint8_t *in, __m256i lo,
-                             __m256i hi, size_t n)
+CHAPOLY_INLINE void xor_tail16_xmm(uint8_t *out, const uint8_t *in, __m128i k, size_t n)
 {
-    if (n >= 32) {
-        xor32(out, in, lo);
-        out += 32;
-        in += 32;
-        n -= 32;
-        lo = hi;
-    }
-    __m128i k = _mm256_castsi256_si128(lo);
-    if (n >= 16) {
-        _mm_storeu_si128((__m128i *)out,
-                         _mm_xor_si128(_mm_loadu_si128((const __m128i *)in), k));
-        out += 16;
-        in += 16;
-        n -= 16;
-        k = _mm256_extracti128_si256(lo, 1);
-    }
     uint64_t t = (uint64_t)_mm_cvtsi128_si64(k);
     if (n >= 8) {
         uint64_t v;
@@ -116,6 +100,29 @@ CHAPOLY_INLINE void xor_tail(uint8_t *out, const uint8_t *in, __m256i lo,
     }
     if (n)
         *out = (uint8_t)(*in ^ (uint8_t)t);
+}
+
+/* The first n (1..63) bytes of a keystream block held as (lo, hi) halves. */
+CHAPOLY_INLINE void xor_tail(uint8_t *out, const uint8_t *in, __m256i lo,
+                             __m256i hi, size_t n)
+{
+    if (n >= 32) {
+        xor32(out, in, lo);
+        out += 32;
+        in += 32;
+        n -= 32;
+        lo = hi;
+    }
+    __m128i k = _mm256_castsi256_si128(lo);
+    if (n >= 16) {
+        _mm_storeu_si128((__m128i *)out,
+                         _mm_xor_si128(_mm_loadu_si128((const __m128i *)in), k));
+        out += 16;
+        in += 16;
+        n -= 16;
+        k = _mm256_extracti128_si256(lo, 1);
+    }
+    xor_tail16_xmm(out, in, k, n);
 }
 
 /* Block 'idx' of a batch covering len bytes: whole, partial or absent. */
@@ -323,7 +330,9 @@ void chacha20_xor_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *i
     if (len > 256) {
         if (xor_columns(out, in, len, key, ctr_nonce)) /* public: len % 512 != 0 */
             scrub_stack_2k();
-    } else if (len <= 64 && !kt->shapes.one_block_rows) { /* "chacha-one=scalar" */
+    } else if (len <= 64 && kt->shapes.one_block_rows) { /* "chacha-one=rows" */
+        chacha20_xor_row1_avx2(out, in, len, key, ctr_nonce);
+    } else if (len <= 64) { /* "chacha-one=scalar" */
         chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
     } else {
         rows(out, in, len, key, ctr_nonce);
@@ -357,4 +366,90 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
     if (len > 0)
         memcpy(out, buf + 64, len);
     chapoly_wipe(buf, 64 + len);
+}
+
+/*
+ * chacha20_xor_row1_avx2: one block (0 <= len <= 64, the block at counter
+ * ctr_nonce[0]) as one xmm row set: the lone block with "chacha-one=rows"
+ * (faster than a ymm row set of two blocks, rows(), whose frame is
+ * scrubbed, in every model and on Zen 5). VEX xmm code only: no upper
+ * state is touched, so no vzeroupper. Rotates by 16 and 8 with vpshufb, by
+ * 12 and 7 with shift + shift + or. The diagonal rounds rotate rows a, c
+ * and d (not b, which the next quarter round needs first), so the vpshufd
+ * run beside the dependency chain instead of adding a step to it. The
+ * state, its input copies, the two vpshufb patterns and the keystream stay
+ * in xmm0-15 (no stack frame, checked with objdump): nothing to scrub. A
+ * partial block is XORed whole rows first, then in 8/4/2/1-byte steps
+ * from the register (xor_tail16_xmm): nothing read or written past len.
+ */
+#define ROLS4(a, n) _mm_or_si128(_mm_slli_epi32(a, n), _mm_srli_epi32(a, 32 - (n)))
+#define QR_ROW1(a, b, c, d)                                                          \
+    do {                                                                             \
+        a = _mm_add_epi32(a, b); d = _mm_xor_si128(d, a); d = _mm_shuffle_epi8(d, r16); \
+        c = _mm_add_epi32(c, d); b = _mm_xor_si128(b, c); b = ROLS4(b, 12);          \
+        a = _mm_add_epi32(a, b); d = _mm_xor_si128(d, a); d = _mm_shuffle_epi8(d, r8);  \
+        c = _mm_add_epi32(c, d); b = _mm_xor_si128(b, c); b = ROLS4(b, 7);           \
+    } while (0)
+/* Diagonals: lane j of a <- a[j - 1], of c <- c[j + 1], of d <- d[j + 2]; then back. */
+#define DROUND_ROW1(a, b, c, d)                                                      \
+    do {                                                                             \
+        QR_ROW1(a, b, c, d);                                                         \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 1, 0, 3));                           \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(0, 3, 2, 1));                           \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                           \
+        QR_ROW1(a, b, c, d);                                                         \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(0, 3, 2, 1));                           \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(2, 1, 0, 3));                           \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                           \
+    } while (0)
+
+CHAPOLY_INLINE void xor16(uint8_t *out, const uint8_t *in, __m128i ks)
+{
+    _mm_storeu_si128((__m128i *)out, _mm_xor_si128(_mm_loadu_si128((const __m128i *)in), ks));
+}
+
+void chacha20_xor_row1_avx2(uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key_words[8], const uint32_t ctr_nonce[4])
+{
+    const uint32_t *key = key_words;
+    const __m128i r16 = _mm_setr_epi8(ROT16_BYTES);
+    const __m128i r8 = _mm_setr_epi8(ROT8_BYTES);
+    const __m128i sigma = _mm_setr_epi32((int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
+    const __m128i d0 = _mm_loadu_si128((const __m128i *)ctr_nonce);
+    __m128i a = sigma;
+    __m128i b = _mm_loadu_si128((const __m128i *)key);
+    __m128i c = _mm_loadu_si128((const __m128i *)(key + 4));
+    __m128i d = d0;
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++)
+        DROUND_ROW1(a, b, c, d);
+    OPAQUE_PTR(key); /* the key rows are re-read, not kept across the rounds */
+    a = _mm_add_epi32(a, sigma);
+    b = _mm_add_epi32(b, _mm_loadu_si128((const __m128i *)key));
+    c = _mm_add_epi32(c, _mm_loadu_si128((const __m128i *)(key + 4)));
+    d = _mm_add_epi32(d, d0);
+    /* whole rows, then the rest of one row from the register (len is public) */
+    if (len >= 32) {
+        xor16(out, in, a);
+        xor16(out + 16, in + 16, b);
+        if (len == 64) {
+            xor16(out + 32, in + 32, c);
+            xor16(out + 48, in + 48, d);
+            return;
+        }
+        out += 32;
+        in += 32;
+        len -= 32;
+        a = c;
+        b = d;
+    }
+    if (len >= 16) {
+        xor16(out, in, a);
+        out += 16;
+        in += 16;
+        len -= 16;
+        a = b;
+    }
+    xor_tail16_xmm(out, in, a, len);
 }

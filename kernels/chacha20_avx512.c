@@ -17,9 +17,10 @@
  *             temporaries, vprold rotates) while >= 5 blocks are left;
  *             3..4 -> two interleaved ymm row sets; 2 -> one. No zmm register
  *             is touched, so Skylake-X keeps its clock.
- *   one block (len <= 64), both levels: the scalar portable kernel. Vector
- *             row code is latency-bound and measured slower for a single
- *             block here (zmm rows ~117 ns, scalar ~86 ns per 64 bytes).
+ *   one block (len <= 64), both levels: the path "chacha-one" (shapes):
+ *             one xmm row set (chacha20_xor_row1_avx512, below), or the
+ *             scalar portable kernel where a dependent vector op is slow
+ *             (Zen 5: 2 cycles; cpu_profiles.c).
  * Partial blocks use AVX-512BW byte-masked loads and stores: no byte loop,
  * no read or write past len, no keystream copy in memory.
  *
@@ -425,7 +426,10 @@ void chacha20_xor_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t 
                          const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     if (len <= 64) { /* one block: see the header comment */
-        chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
+        if (kt->shapes.one_block_rows)
+            chacha20_xor_row1_avx512(out, in, len, key, ctr_nonce);
+        else
+            chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
         return;
     }
     chacha20_xor_zmm(kt, NULL, out, in, len, key, ctr_nonce);
@@ -574,7 +578,10 @@ void chacha20_xor_avx512vl(const chapoly_kernels *kt, uint8_t *out, const uint8_
                            const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     if (len <= 64) { /* one block: see the header comment */
-        chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
+        if (kt->shapes.one_block_rows)
+            chacha20_xor_row1_avx512(out, in, len, key, ctr_nonce);
+        else
+            chacha20_xor_portable(kt, out, in, len, key, ctr_nonce);
         return;
     }
     uint32_t next_ctr_nonce[4] = { ctr_nonce[0], ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
@@ -600,4 +607,89 @@ void chacha20_xor_avx512vl(const chapoly_kernels *kt, uint8_t *out, const uint8_
     if (len > 0)
         rows_ymm(out, in, len, key, next_ctr_nonce);
     zero_zmm16_31();
+}
+
+/* ------------------------------------------------------- one block, xmm -- */
+/*
+ * chacha20_xor_row1_avx512: one block (0 <= len <= 64, the block at counter
+ * ctr_nonce[0]) as one xmm row set: the lone block of both levels with
+ * "chacha-one=rows". Latency-bound: one dependency chain of 20 rounds x 4 steps x
+ * (add, xor, rotate) = 240 vector ops. The diagonal rounds rotate rows a,
+ * c and d instead of b, c and d (row b is the one the next quarter round
+ * needs first, a, c and d are ready earlier), so the three vpshufd per half
+ * round run beside the chain instead of adding a step to it.
+ * Rotates: by 12 and 7 with vprold, by 16 and 8 with vpshufb. Where the
+ * two have the same latency (Intel: 1 cycle; Zen 5: 2, where vprold
+ * throughout measured the same 112 ns a block) this costs nothing; LLVM's
+ * Zen 4 model gives vprold 2 cycles and vpshufb 1 (llvm-mca-16
+ * -mcpu=znver4: 307 cycles a call against 346 with vprold throughout; the
+ * Intel models: 265-267 either way).
+ * Partial block: each 16-byte row is XORed with a byte-masked load and
+ * store (masks from len, no branch): nothing is read or written past len.
+ * The state, its input copies and the keystream live in xmm0-15 only (no
+ * stack frame, checked with objdump), so there is nothing to scrub; VEX/EVEX
+ * xmm code leaves the upper halves clean, no vzeroupper is needed.
+ */
+#define QR_ROW1_XMM(a, b, c, d)                                              \
+    do {                                                                     \
+        a = _mm_add_epi32(a, b); d = XOR4(d, a);                             \
+        d = _mm_shuffle_epi8(d, r16);                                        \
+        c = _mm_add_epi32(c, d); b = XOR4(b, c); b = _mm_rol_epi32(b, 12);   \
+        a = _mm_add_epi32(a, b); d = XOR4(d, a);                             \
+        d = _mm_shuffle_epi8(d, r8);                                         \
+        c = _mm_add_epi32(c, d); b = XOR4(b, c); b = _mm_rol_epi32(b, 7);    \
+    } while (0)
+
+/*
+ * One double round, diagonals by rotating rows a (lane j <- a[j - 1]),
+ * c (c[j + 1]) and d (d[j + 2]) against b, then back.
+ */
+#define DROUND_ROW1_XMM(a, b, c, d)                                          \
+    do {                                                                     \
+        QR_ROW1_XMM(a, b, c, d);                                             \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 1, 0, 3));                   \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(0, 3, 2, 1));                   \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                   \
+        QR_ROW1_XMM(a, b, c, d);                                             \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(0, 3, 2, 1));                   \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(2, 1, 0, 3));                   \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                   \
+    } while (0)
+
+/* Row r (public) of the keystream into out: bytes 16 r .. of the mask m. */
+#define XOR_ROW1_MASKED(out, in, ks, m, r)                                   \
+    do {                                                                     \
+        __mmask16 mr_ = (__mmask16)((m) >> (16 * (r)));                      \
+        __m128i v_ = _mm_maskz_loadu_epi8(mr_, (in) + 16 * (r));             \
+        _mm_mask_storeu_epi8((out) + 16 * (r), mr_, XOR4(v_, ks));           \
+    } while (0)
+
+void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key_words[8], const uint32_t ctr_nonce[4])
+{
+    const uint32_t *key = key_words;
+    /* vpshufb patterns rotating each 32-bit word left by 16 and by 8 bits */
+    const __m128i r16 = _mm_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    const __m128i r8 = _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    const __m128i sigma = _mm_setr_epi32((int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
+    const __m128i d0 = _mm_loadu_si128((const __m128i *)ctr_nonce);
+    __m128i a = sigma;
+    __m128i b = _mm_loadu_si128((const __m128i *)key);
+    __m128i c = _mm_loadu_si128((const __m128i *)(key + 4));
+    __m128i d = d0;
+    /* bits 0..len-1 (len <= 64; bzhi keeps all 64 bits from 64 on) */
+    const uint64_t m = _bzhi_u64(~(uint64_t)0, (unsigned)len);
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++)
+        DROUND_ROW1_XMM(a, b, c, d);
+    OPAQUE_PTR(key); /* the key rows are re-read, not kept across the rounds */
+    a = _mm_add_epi32(a, sigma);
+    b = _mm_add_epi32(b, _mm_loadu_si128((const __m128i *)key));
+    c = _mm_add_epi32(c, _mm_loadu_si128((const __m128i *)(key + 4)));
+    d = _mm_add_epi32(d, d0);
+    XOR_ROW1_MASKED(out, in, a, m, 0);
+    XOR_ROW1_MASKED(out, in, b, m, 1);
+    XOR_ROW1_MASKED(out, in, c, m, 2);
+    XOR_ROW1_MASKED(out, in, d, m, 3);
 }

@@ -30,21 +30,24 @@ static const struct profile {
 } profiles[] = {
     /*
      * Intel cores (Haswell to Sapphire Rapids and later): a dependent
-     * vector add/xor/rotate is 1 cycle, so one block in a row of vector
-     * registers (~270 cycles of latency) beats the scalar block, whose 320
-     * rotates share two ports; and scalar mulx shares ports with the
+     * vector add/xor/rotate is 1 cycle, so a lone block in a row of xmm
+     * registers (~265-320 cycles, llvm-mca sapphirerapids, icelake-server,
+     * alderlake, skylake) beats the scalar block (377-456: its 320 rotates
+     * share ports 0 and 6; 70 % of the time of QUIC's header protection on
+     * a Sapphire Rapids class Xeon); and scalar mulx shares ports with the
      * vector rounds, so the stitched AVX2 AEAD loses to the split one
-     * (measured on a Sapphire Rapids class Xeon: stitched 0.85-0.95x the
-     * AVX2-limited default from 1 KiB). The level tables' values.
+     * (measured there: stitched 0.85-0.95x the AVX2-limited default from
+     * 1 KiB). These are the level tables' values.
      */
     { "intel", CHAPOLY_VENDOR_INTEL, 0, ~0u, NULL, "" },
     /*
      * AMD Zen 2-4 (family 0x17, 0x19) and Hygon: separate integer and
      * vector pipes, so the stitched AVX2 AEAD fills idle integer units
      * (Zen 4: 1.3-1.4x the AVX2-limited default from 1350 B, against
-     * 0.96-1.01x split). Zen 4's vector latency is 1 cycle: the avx2
-     * level's ymm row set for a lone block measured 88 ns against 116 for
-     * the scalar one there.
+     * 0.96-1.01x split). A dependent vector op is 1 cycle: a lone block in
+     * rows (the level tables' value; Zen 4 measured a ymm row set at 88 ns
+     * against 116 for the scalar block; llvm-mca znver4: xmm rows 307,
+     * scalar 330 cycles).
      */
     { "amd-zen2-4", CHAPOLY_VENDOR_AMD, 0x17, 0x19, "avx2", "aead=stitched" },
     { "amd-zen2-4", CHAPOLY_VENDOR_AMD, 0x17, 0x19, NULL, "" },
@@ -52,9 +55,10 @@ static const struct profile {
     { "hygon", CHAPOLY_VENDOR_HYGON, 0x18, 0x18, NULL, "" },
     /*
      * AMD Zen 5 (family 0x1a): a dependent vector add/xor/rotate costs 2
-     * cycles, so one block in vector rows (~500 cycles) loses to the
-     * scalar block (~290 cycles with its scrub: 114 against 65 ns here,
-     * AMD EPYC family 26 model 2); the stitched AVX2 AEAD wins as on Zen 4.
+     * cycles, so a lone block in vector rows (xmm: 112 ns, ~490 cycles)
+     * loses to the scalar block (68 ns with its scrub), measured on AMD
+     * EPYC family 26 model 2 (bench_kernels -o chacha20-1block); the
+     * stitched AVX2 AEAD wins as on Zen 4.
      */
     { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, "avx2", "chacha-one=scalar aead=stitched" },
     { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, NULL, "chacha-one=scalar" },

@@ -11,7 +11,7 @@
  *   avx512vl       avx2 + AVX-512 F, VL, BW, DQ (ymm ChaCha20, AVX2 Poly1305)
  *   avx512-noifma  the same (zmm ChaCha20, AVX2 Poly1305)
  *   avx512         avx512vl + AVX-512 IFMA (zmm ChaCha20, IFMA Poly1305,
- *                  stitched aead_xor_hash; the only IFMA objects)
+ *                  the stitched IFMA range; the only IFMA objects)
  *   neon           AArch64 Advanced SIMD (HWCAP_ASIMD)
  * test_cpu_masks compares each mask with the flags of the objects the
  * table's functions are defined in; kernels_cpu_probe checks that no other
@@ -77,6 +77,7 @@ static const struct shape {
     SIZE("poly-stream", poly_stream_min),
     SIZE("poly-warm", poly_warm_min),
     SIZE("multi-lanes", multi_lanes_min),
+    SIZE("first-max", first_max),
 #undef CHOICE
 #undef SIZE
 };
@@ -106,7 +107,8 @@ static void shape_set(chapoly_shapes *s, const struct shape *d, unsigned v)
 enum {
     U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_WIDE = 1u << 3,
     U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
-    U_PWARM = 1u << 8, U_MULTI = 1u << 9
+    U_PWARM = 1u << 8, U_MULTI = 1u << 9, U_FIRST = 1u << 10,
+    U_ALL = U_CHUNK | U_FIRST /* what every level uses */
 };
 
 static const struct level {
@@ -115,18 +117,18 @@ static const struct level {
     const chapoly_kernels *table;
     unsigned uses; /* U_* */
 } levels[] = {
-    { "portable", 0, &chapoly_kernels_portable_table, U_CHUNK },
+    { "portable", 0, &chapoly_kernels_portable_table, U_ALL },
 #ifdef CHAPOLY_HAVE_AVX2
-    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ONE | U_AEAD | U_CHUNK },
+    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_CHUNK },
-    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma, U_PAIRS | U_CHUNK },
+    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_ALL | U_ONE },
+    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma, U_ALL | U_ONE | U_PAIRS },
     { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512,
-      U_AEAD | U_PAIRS | U_CHUNK },
+      U_ALL | U_ONE | U_AEAD | U_PAIRS },
 #endif
 #ifdef CHAPOLY_HAVE_NEON
-    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_CHUNK },
+    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL },
 #endif
 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
@@ -239,6 +241,13 @@ static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
         item[n] = '\0';
         paths += n;
         eq = strchr(item, '=');
+        if (eq == NULL && strcmp(item, "flip") == 0) {
+            /* every choice the level has, the other way: the test suite's second pass */
+            for (size_t i = 0; i < NSHAPES; i++)
+                if ((uses & (1u << i)) && shapes[i].kind == SHAPE_CHOICE)
+                    shape_set(&t->shapes, &shapes[i], !shape_get(&t->shapes, &shapes[i]));
+            continue;
+        }
         if (eq == NULL) {
             ok = 0;
             continue;
@@ -275,8 +284,7 @@ static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
 static void apply_choices(chapoly_kernels *t, unsigned uses)
 {
     if ((uses & U_AEAD) && !t->shapes.aead_stitched) {
-        t->shapes.range_head = 0;
-        t->aead_xor_hash = chapoly_generic_xor_hash;
+        t->shapes.span_pre = 0;
         t->aead_xor_hash_range = chapoly_generic_xor_hash_range;
         t->aead_first_xor_hash = chapoly_generic_first_xor_hash;
     }
@@ -423,14 +431,13 @@ void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n)
 const chapoly_kernels chapoly_kernels_portable_table = {
     .name = "portable",
     .features = "portable C, no SIMD",
-    .shapes = { .aead_chunk = 0 },
+    .shapes = { .aead_chunk = 0, .first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES },
     .chacha20_xor = chacha20_xor_portable,
     .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_portable,
     .poly1305_blocks = poly1305_blocks_portable,
     .poly1305_final = poly1305_final_portable,
-    .aead_xor_hash = chapoly_generic_xor_hash,
     .chacha20_multi_blocks = chacha20_multi_blocks_portable,
     .poly1305_multi_blocks = chapoly_generic_poly1305_multi_blocks,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,

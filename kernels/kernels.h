@@ -27,6 +27,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#include "bytes.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -39,6 +41,8 @@ extern "C" {
 #define POLY1305_KEY_BYTES 32
 #define POLY1305_TAG_BYTES 16
 #define POLY1305_BLOCK_BYTES 16
+/* The generic compositions' stack batch: a key block and 31 text blocks. */
+#define CHAPOLY_GENERIC_BATCH 2048
 
 /*
  * Poly1305 state. The layout of 'priv' belongs to the kernel level that
@@ -84,14 +88,13 @@ typedef struct chapoly_shapes {
     uint32_t poly_stream_min;   /* poly-stream: a stream reaches the vector path after this many */
     uint32_t poly_warm_min;     /* poly-warm: ...and then takes it for calls this long */
     uint32_t multi_lanes_min;   /* multi-lanes: messages in one multi-message Poly1305 call */
+    uint32_t first_max;         /* first-max: text beside the key block in one call, at most */
     /*
-     * Text beside the key block when a message's text goes through
-     * aead_first_xor_hash and aead_xor_hash_range from its first batch on
-     * (the stitched avx2 schedule); 0: the kilobyte schedule (key block and
-     * up to 1984 bytes in one chacha20_keyblock_xor, then aead_xor_hash).
-     * Follows from "aead" (dispatch.c), not forced by a name of its own.
+     * Ciphertext the AEAD core keeps collected for the next span's pre
+     * bytes, so that a stitched range hashes it beside that span's ChaCha20
+     * (0: hashed right away). Follows from "aead" (dispatch.c).
      */
-    uint32_t range_head;
+    uint32_t span_pre;
 } chapoly_shapes;
 
 /*
@@ -127,19 +130,6 @@ struct chapoly_kernels {
     void (*poly1305_final)(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 
     /*
-     * ChaCha20 over len bytes, a multiple of 1024, and Poly1305 blocks
-     * (padbit 1) over their ciphertext. enc != 0: out is the ciphertext,
-     * hashed after it is written; if prev_ciphertext is not NULL, the 1024
-     * bytes there (the kilobyte of ciphertext just before out, not hashed
-     * yet) are hashed first. enc == 0: in is the ciphertext, hashed before
-     * out is written; prev_ciphertext must be NULL. out == in is allowed.
-     * st must be driven by this table, with no partial block buffered.
-     */
-    void (*aead_xor_hash)(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
-                          size_t len, const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *prev_ciphertext, int enc);
-
-    /*
      * n independent ChaCha20 blocks, block i the block function of the
      * 16-word input state states[16 i .. 16 i + 15] (words 0..3 the
      * constants SIGMA0..3, 4..11 a key, 12 a counter, 13..15 a nonce: key,
@@ -165,7 +155,8 @@ struct chapoly_kernels {
      * opening: base - pre .. base + hash_len). pre and hash_len are
      * multiples of 16, hash_len <= len; the pre bytes are ciphertext not
      * hashed yet. Sealing, out == in is allowed; opening, out == in only
-     * with pre == 0, else out and in share no byte. st as for aead_xor_hash.
+     * with pre == 0, else out and in share no byte. st must be driven by
+     * this table, with no partial block buffered.
      */
     void (*aead_xor_hash_range)(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
                                 size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
@@ -173,9 +164,9 @@ struct chapoly_kernels {
     /*
      * The start of an AEAD message. Block ctr_nonce[0] keys st and the
      * AAD is hashed zero-padded (chapoly_aead_key_aad: st needs no init
-     * before), then len > 448 bytes of text from the next counter are
-     * XORed and the first hash_len bytes of their ciphertext (a multiple
-     * of 16, 448 <= hash_len <= len) hashed, as aead_xor_hash_range.
+     * before), then len bytes of text (any length, 0 too) from the next
+     * counter are XORed and the first hash_len bytes of their ciphertext
+     * (a multiple of 16, hash_len <= len) hashed, as aead_xor_hash_range.
      * Sealing, out == in is allowed; opening, out and in share no byte.
      */
     void (*aead_first_xor_hash)(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
@@ -223,7 +214,9 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
  * *t = the table of level 'level' (chapoly_kernels_select's rules) with
  * this CPU's profile, then the forced paths: 'paths' if non-NULL and
  * non-empty, else CHAPOLY_PATHS (secure_getenv). paths is a list of
- * name=value separated by commas or spaces (names: chapoly_kernels_describe).
+ * name=value separated by commas or spaces (names: chapoly_kernels_describe);
+ * the item "flip" turns every choice the level has the other way (so the
+ * test suite runs each variant on any CPU with the level's ISA).
  * A name or value that is not valid for the level is skipped and sets
  * *paths_warning (if non-NULL) to a static message; the rest apply.
  */
@@ -247,9 +240,6 @@ int chapoly_kernels_known(const char *name);
 void chapoly_generic_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64],
                                   uint8_t *out, const uint8_t *in, size_t len,
                                   const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chapoly_generic_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
-                              size_t len, const uint32_t key[8], const uint32_t ctr_nonce[4],
-                              poly1305_state *st, const uint8_t *prev_ciphertext, int enc);
 void chapoly_generic_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in,
                                     size_t len, size_t pre, size_t hash_len,
                                     const uint32_t key[8], const uint32_t ctr_nonce[4],
@@ -267,17 +257,54 @@ void chapoly_generic_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_st
 /* ---- the AEAD format (RFC 8439 2.8), written once (kernels/generic.c) ---- */
 
 /*
- * st keyed from block 0 of the message's keystream (its first 32 bytes),
- * then the AAD hashed zero-padded to a whole block. key_block's second
- * half (keystream nothing uses) is scratch for the AAD's last partial
- * block; the caller wipes key_block.
+ * data[0..len) into st zero-padded to a whole block (RFC 8439's pad16):
+ * the whole blocks from data, the rest from a zeroed copy; up to two
+ * blocks (an AAD) in one call.
  */
-void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state *st,
-                          uint8_t key_block[64], const uint8_t *aad, size_t aadlen);
+static inline void chapoly_poly1305_padded(const chapoly_kernels *k, poly1305_state *st,
+                                           const uint8_t *data, size_t len)
+{
+    uint8_t pad[2 * POLY1305_BLOCK_BYTES] = { 0 };
+    size_t whole = len > sizeof(pad) ? len & ~(size_t)(POLY1305_BLOCK_BYTES - 1) : 0;
+    size_t rest = len - whole;
 
-/* The text's n ciphertext bytes zero-padded to a block, then the lengths block:
- * writes the pad and 16 bytes at c + n; returns the bytes to hash from c. */
-size_t chapoly_aead_lengths_block(uint8_t *c, size_t n, uint64_t aad_len, uint64_t text_len);
+    if (whole > 0)
+        k->poly1305_blocks(k, st, data, whole, 1);
+    if (rest == 0)
+        return;
+    memcpy(pad, data + whole, rest);
+    k->poly1305_blocks(k, st, pad, (rest + POLY1305_BLOCK_BYTES - 1) &
+                                       ~(size_t)(POLY1305_BLOCK_BYTES - 1), 1);
+}
+
+/*
+ * st keyed from block 0 of the message's keystream (its first 32 bytes: r
+ * and s), then the AAD hashed zero-padded. The caller wipes key_block.
+ */
+static inline void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state *st,
+                                        const uint8_t key_block[64], const uint8_t *aad,
+                                        size_t aadlen)
+{
+    k->poly1305_init(k, st, key_block);
+    st->buflen = 0;
+    chapoly_poly1305_padded(k, st, aad, aadlen);
+}
+
+/*
+ * After n bytes of ciphertext at c: zeros to a whole block and the lengths
+ * block (RFC 8439 2.8: AAD and text lengths, 64-bit little-endian). c must
+ * have room for n + 31 bytes. Returns the bytes to hash from c.
+ */
+static inline size_t chapoly_aead_lengths_block(uint8_t *c, size_t n, uint64_t aad_len,
+                                                uint64_t text_len)
+{
+    size_t padded = (n + POLY1305_BLOCK_BYTES - 1) & ~(size_t)(POLY1305_BLOCK_BYTES - 1);
+
+    memset(c + n, 0, POLY1305_BLOCK_BYTES); /* a constant size: no call; padded - n < 16 */
+    store64_le(c + padded, aad_len);
+    store64_le(c + padded + 8, text_len);
+    return padded + POLY1305_BLOCK_BYTES;
+}
 
 /* ---- byte helpers (kernels/bytes.c) ---- */
 

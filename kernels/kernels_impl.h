@@ -138,6 +138,13 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *k, uint8_t key_block[64],
                                 size_t len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4]);
 /*
+ * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set (VEX,
+ * vpshufb and shift rotates, register tail): not a table entry yet, a
+ * candidate for the per-CPU one-block choice.
+ */
+void chacha20_xor_row1_avx2(uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/*
  * Stores the key and a zero hash (poly1305_scalar.h, "state head"): the
  * init of every SIMD Poly1305, the IFMA one included.
  */
@@ -147,11 +154,6 @@ void poly1305_blocks_avx2(const chapoly_kernels *k, poly1305_state *st, const ui
 void poly1305_final_avx2(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 /* Pending lanes folded into the scalar hash (priv words W_H..): aead_avx2.c */
 void poly1305_scalar_avx2(uint64_t *priv);
-/* aead_avx2.c (-mavx2 -mbmi2): the stitched ChaCha20 + scalar Poly1305 */
-void aead_xor_hash_avx2(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                        const uint32_t key[8], const uint32_t ctr_nonce[4],
-                        poly1305_state *st, const uint8_t *prev_ciphertext,
-                        int enc);
 /* aead_avx2.c: the table's aead_xor_hash_range (kernels.h) */
 void aead_xor_hash_range_avx2(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len, size_t pre,
                               size_t hash_len, const uint32_t key[8],
@@ -173,6 +175,13 @@ void chacha20_xor_avx512vl(const chapoly_kernels *k, uint8_t *out, const uint8_t
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_xor_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                          const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/*
+ * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set
+ * (vprold and vpshufb rotates, byte-masked rows): the avx512 levels' lone
+ * block when their path "chacha-one" is "rows".
+ */
+void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_keyblock_xor_avx512(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   const uint32_t key[8],
@@ -188,14 +197,13 @@ void poly1305_blocks_avx512ifma(const chapoly_kernels *k, poly1305_state *st, co
 void poly1305_final_avx512ifma(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 /* Key powers r^1..r^8 (and r^9..r^16 if want16) into st->priv, once. */
 void poly1305_powers_avx512ifma(uint64_t *priv, int want16);
-void aead_xor_hash_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                          const uint32_t key[8], const uint32_t ctr_nonce[4],
-                          poly1305_state *st, const uint8_t *prev_ciphertext,
-                          int enc);
+void aead_xor_hash_range_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                                size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
+                                const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 
 /* level_avx512.c: ymm ChaCha20 + AVX2 Poly1305 (Skylake-X, Cascade Lake) */
 extern const chapoly_kernels chapoly_kernels_avx512vl;
-/* zmm ChaCha20 + IFMA Poly1305 + the stitched aead_xor_hash */
+/* zmm ChaCha20 + IFMA Poly1305 (+ the stitched IFMA range) */
 extern const chapoly_kernels chapoly_kernels_avx512;
 /* zmm ChaCha20 + AVX2 Poly1305: AVX-512 without IFMA, not Skylake-X */
 extern const chapoly_kernels chapoly_kernels_avx512_noifma;

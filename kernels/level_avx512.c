@@ -5,8 +5,8 @@
  *   avx512vl       ymm ChaCha20 (vprold, opmasks) + AVX2 Poly1305: Skylake-X
  *                  and Cascade Lake servers (family 6 model 0x55), which
  *                  lower their clock under zmm load and have no IFMA;
- *   avx512         zmm ChaCha20 + IFMA Poly1305 + the stitched
- *                  aead_xor_hash: Ice Lake, Sapphire Rapids, Zen 4/5;
+ *   avx512         zmm ChaCha20 + IFMA Poly1305 (+ the stitched IFMA
+ *                  range, "aead=stitched"): Ice Lake, Sapphire Rapids, Zen 4/5;
  *   avx512-noifma  zmm ChaCha20 + AVX2 Poly1305, no stitched kernel: any
  *                  other AVX-512 F/VL/BW/DQ CPU without IFMA (virtual
  *                  machines that hide IFMA or the model number, for one).
@@ -21,14 +21,13 @@
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
-    .shapes = { .aead_chunk = 0 },
+    .shapes = { .one_block_rows = 1, .aead_chunk = 0, .first_max = 1984 },
     .chacha20_xor = chacha20_xor_avx512vl,
     .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
-    .aead_xor_hash = chapoly_generic_xor_hash,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,
@@ -38,31 +37,31 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
 const chapoly_kernels chapoly_kernels_avx512 = {
     .name = "avx512",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ IFMA",
-    .shapes = { .aead_stitched = 0, .chacha_pairs_min = 2048, .aead_chunk = 16384 },
+    .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 2048,
+                .aead_chunk = 16384, .first_max = 1984 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx512ifma,
     .poly1305_final = poly1305_final_avx512ifma,
-    .aead_xor_hash = aead_xor_hash_avx512,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx512ifma,
-    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .aead_xor_hash_range = aead_xor_hash_range_avx512,
     .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };
 
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .name = "avx512-noifma",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
-    .shapes = { .chacha_pairs_min = 2048, .aead_chunk = 0 },
+    .shapes = { .one_block_rows = 1, .chacha_pairs_min = 2048, .aead_chunk = 0,
+                .first_max = 1984 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
     .hchacha20 = hchacha20_portable,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
-    .aead_xor_hash = chapoly_generic_xor_hash,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,

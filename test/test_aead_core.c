@@ -422,9 +422,9 @@ static void stream_batches(const chapoly_kernels *k)
 }
 
 /*
- * Refill sizes (aead_batch_bytes): after an update of at least a kilobyte,
+ * Refill sizes (aead_next_batch): after an update of at least a kilobyte,
  * a refill makes only the whole blocks the update needs; small updates
- * keep 2 KiB batches. The first update, 1030 bytes, leaves 6 bytes of a
+ * start with the block made with the key block, then 2 KiB. The first update, 1030 bytes, leaves 6 bytes of a
  * partial block (batch_used 6 at text offset 1024 at every level), so the
  * second, of len bytes, refills from that block with 6 + len bytes to
  * cover, rounded up to a block: 1 and 58 make 64, 59 (one byte past a
@@ -485,12 +485,28 @@ static void stream_refill(const chapoly_kernels *k)
                   u[1]);
         }
     }
-    /* small updates: one 2 KiB batch at a time, as before */
+    /*
+     * small updates: the first block of keystream with the key block (the
+     * first update is short: a message of small updates), then 2 KiB batches
+     */
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
-    CHECK(a->ks_len == AEAD_BATCH_MAX, "%s refill: 16-byte updates made %u bytes, not %d",
-          k->name, a->ks_len, AEAD_BATCH_MAX);
+    CHECK(a->ks_len == 64, "%s refill: three 16-byte updates made %u bytes, not 64", k->name,
+          a->ks_len);
+    CHECK(a->ks_made == 64, "%s refill: three 16-byte updates held %u bytes of keystream, "
+          "not the block made with the key block", k->name, a->ks_made);
+    for (int j = 3; j < 4096 / 16; j++) {
+        unsigned before = a->ks_len;
+
+        chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
+        if (a->ks_len != before)
+            CHECK(a->ks_len == (unsigned)AEAD_BATCH_MAX,
+                  "%s refill: after %d bytes a batch of %u", k->name, 16 * j, a->ks_len);
+    }
+    chapoly_aead_finish(a, tag);
+    ref_seal(key, nonce, NULL, 0, pt, 4096, ct_ref, tag_ref);
+    CHECK(memcmp(tag, tag_ref, 16) == 0, "%s refill: 4096 bytes in 16-byte updates, tag", k->name);
     chapoly_aead_clear(a);
     free(a);
 }

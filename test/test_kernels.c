@@ -245,10 +245,10 @@ int main(void)
         run_vectors(k);
         poly_procedural(k);
         chacha_diff(k);
+        row1_diff(k);
         hchacha_diff(k);
         poly_diff(k);
         aead_diff(k);
-        xor_hash_diff(k);
         xor_hash_range_diff(k);
         first_xor_hash_diff(k);
         keyblock_xor_diff(k);
@@ -258,7 +258,7 @@ int main(void)
         up_level_end();
         levels_run++;
         printf("level %s: %lu passed, %lu failed (%.1f s)%s%s\n", names[li], n_pass - p0, n_fail - f0,
-               now() - t0, k->aead_xor_hash ? ", stitched AEAD" : ", composed AEAD",
+               now() - t0, k->shapes.aead_stitched ? ", stitched AEAD" : ", split AEAD",
                k == P ? "" : up_active() ? ", upper state checked" : ", upper state NOT checked");
     }
     cur_level = "summary";

@@ -8,11 +8,12 @@
  *   test_kernels_upper.c    upper vector state; every kernel call (k_*) goes
  *                           through it so the state is checked around it
  *   test_kernels_vectors.c  the vector files, each case routed to a *_known
- *   test_kernels_chacha.c   ChaCha20 and HChaCha20: vectors, portable oracle
+ *   test_kernels_chacha.c   ChaCha20 and HChaCha20: vectors, portable oracle;
+ *                           the one-block row forms (row1_forms.h)
  *   test_kernels_poly1305.c Poly1305: vectors, portable oracle, procedural
  *                           stress checks
- *   test_kernels_aead.c     one-shot AEAD, chacha20_keyblock_xor and the stitched
- *                           aead_xor_hash: vectors, portable oracle
+ *   test_kernels_aead.c     one-shot AEAD, chacha20_keyblock_xor and the AEAD
+ *                           entries (range, first): vectors, portable oracle
  */
 #ifndef CHAPOLY_TEST_KERNELS_H
 #define CHAPOLY_TEST_KERNELS_H
@@ -88,9 +89,6 @@ void k_seal(const chapoly_kernels *k, uint8_t *out, uint8_t tag[16], const uint8
 int k_open(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
            const uint8_t *aad, size_t aadlen, const uint8_t *tag, size_t taglen,
            const uint32_t key[8], const uint8_t nonce[12]);
-void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                const uint32_t key[8], const uint32_t ctr_nonce[4], poly1305_state *st,
-                const uint8_t *prev_ciphertext, int enc);
 void k_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                       size_t pre, size_t hash_len, const uint32_t key[8],
                       const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
@@ -101,6 +99,10 @@ void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *ou
                     const uint8_t *in, size_t len, const uint32_t key[8],
                     const uint32_t ctr_nonce[4]);
 void k_multi_blocks(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
+/* A one-block row form (row1_forms.h), called directly: not a table entry. */
+void k_row1(void (*fn)(uint8_t *, const uint8_t *, size_t, const uint32_t *, const uint32_t *),
+            uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+            const uint32_t ctr_nonce[4]);
 void k_poly_multi(const chapoly_kernels *k, poly1305_state *const st[], const uint8_t *const in[],
                   const size_t len[], size_t n);
 /* One raw block of the portable level (the oracle of chacha20_multi_blocks). */
@@ -119,6 +121,7 @@ void run_vectors(const chapoly_kernels *k);
 void chacha_known(const chapoly_kernels *k, const char *what, const uint8_t key[32],
                   const uint32_t ctr_nonce[4], const uint8_t *pt, const uint8_t *ct, size_t len);
 void chacha_diff(const chapoly_kernels *k);
+void row1_diff(const chapoly_kernels *k); /* the level's one-block row form, if any */
 void hchacha_diff(const chapoly_kernels *k);
 
 void poly_known(const chapoly_kernels *k, const char *what, const uint8_t key[32],
@@ -133,7 +136,6 @@ void aead_reject(const chapoly_kernels *k, const char *what, const uint8_t key[3
                  const uint8_t nonce[12], const uint8_t *aad, size_t aadlen, const uint8_t *ct,
                  size_t len, const uint8_t *tag, size_t taglen);
 void aead_diff(const chapoly_kernels *k);
-void xor_hash_diff(const chapoly_kernels *k);
 void xor_hash_range_diff(const chapoly_kernels *k);
 void first_xor_hash_diff(const chapoly_kernels *k);
 void keyblock_xor_diff(const chapoly_kernels *k);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * test_kernels: the one-shot AEAD (seal/open), chacha20_keyblock_xor and
- * aead_xor_hash (the stitched kernel where a level has one) at one
+ * the AEAD entries (aead_xor_hash_range, aead_first_xor_hash) at one
  * level, against the vector files (aead_known/aead_reject, called from
  * test_kernels_vectors.c) and against the portable level.
  */
@@ -229,88 +229,6 @@ void keyblock_xor_diff(const chapoly_kernels *k)
 }
 
 /*
- * aead_xor_hash (the stitched kernel where a level has one) against
- * portable ChaCha20 then Poly1305: the hash enters in every form a state
- * can have (nothing hashed, a scalar prefix, 8 or 16 pending lanes, key
- * powers already built) and more blocks follow, so the lanes it leaves are
- * checked too. Output bytes, guard bytes and the final tag must match.
- */
-static void xor_hash_case(const chapoly_kernels *k, size_t prefix, size_t kib, size_t post,
-                          int enc, int inplace, size_t i)
-{
-    /* sealing, every other case: a kilobyte of earlier ciphertext to hash first */
-    const uint8_t *prev_ciphertext = enc && ((i / 2) & 1) ? pool_at(1024) : NULL;
-    uint8_t key[32], pkey[32], rtag[16], tag[16];
-    uint32_t kw[8], ctr_nonce[4];
-    size_t len = 1024 * kib, off = rnd_below(64);
-    const uint8_t *src = pool_at(len), *prefix_data = pool_at(prefix);
-    const uint8_t *postfix_data = pool_at(post);
-    poly1305_state rs_, ks_;
-
-    rnd_bytes(key, 32);
-    rnd_bytes(pkey, 32);
-    chapoly_load_key(kw, key);
-    ctr_nonce[0] = pick_counter(i);
-    ctr_nonce[1] = (uint32_t)rnd64();
-    ctr_nonce[2] = (uint32_t)rnd64();
-    ctr_nonce[3] = (uint32_t)rnd64();
-
-    /* reference */
-    P->poly1305_init(P, &rs_, pkey);
-    if (prefix)
-        P->poly1305_blocks(P, &rs_, prefix_data, prefix, 1);
-    if (prev_ciphertext)
-        P->poly1305_blocks(P, &rs_, prev_ciphertext, 1024, 1);
-    P->chacha20_xor(P, rbuf, src, len, kw, ctr_nonce);
-    P->poly1305_blocks(P, &rs_, enc ? rbuf : src, len, 1);
-    if (post)
-        P->poly1305_blocks(P, &rs_, postfix_data, post, 1);
-    P->poly1305_final(P, &rs_, rtag);
-
-    uint8_t *o = tout + 64 + off;
-    memset(tout, SENT, len + 192);
-    k->poly1305_init(k, &ks_, pkey);
-    if (prefix)
-        k->poly1305_blocks(k, &ks_, prefix_data, prefix, 1);
-    if (inplace) {
-        memcpy(o, src, len);
-        k_xor_hash(k, o, o, len, kw, ctr_nonce, &ks_, prev_ciphertext, enc);
-    } else {
-        memcpy(tin + 64 + (off ^ 9), src, len);
-        k_xor_hash(k, o, tin + 64 + (off ^ 9), len, kw, ctr_nonce, &ks_, prev_ciphertext, enc);
-    }
-    if (post)
-        k->poly1305_blocks(k, &ks_, postfix_data, post, 1);
-    k->poly1305_final(k, &ks_, tag);
-    CHECK(memcmp(o, rbuf, len) == 0,
-          "%s aead_xor_hash output differs: %s prefix %zu, %zu KiB, ctr %08x%s", k->name,
-          enc ? "enc" : "dec", prefix, kib, ctr_nonce[0], inplace ? " in place" : "");
-    CHECK(memcmp(tag, rtag, 16) == 0,
-          "%s aead_xor_hash tag differs: %s prefix %zu%s, %zu KiB, post %zu%s", k->name,
-          enc ? "enc" : "dec", prefix, prev_ciphertext ? " + a kilobyte" : "", kib, post,
-          inplace ? " in place" : "");
-    CHECK(all_byte(tout, 64 + off, SENT) && all_byte(o + len, 64, SENT),
-          "%s aead_xor_hash wrote outside the output: %zu KiB", k->name, kib);
-}
-
-void xor_hash_diff(const chapoly_kernels *k)
-{
-    /* prefixes in blocks: none, scalar, 8-lane and 16-lane states, odd lanes */
-    static const size_t prefixes[] = { 0, 1, 7, 8, 15, 16, 17, 18, 39, 40, 41, 64, 100 };
-    static const size_t posts[] = { 0, 1, 8, 16, 17, 64 };
-    size_t i = 0;
-
-    for (size_t p = 0; p < sizeof(prefixes) / sizeof(prefixes[0]); p++)
-        for (size_t kib = 1; kib <= 5; kib++)
-            for (int enc = 0; enc <= 1; enc++, i++)
-                xor_hash_case(k, 16 * prefixes[p], kib, 16 * posts[i % 6], enc,
-                              (int)(i % 3 == 0), i);
-    for (size_t j = 0; j < 60; j++, i++)
-        xor_hash_case(k, 16 * rnd_below(300), 1 + rnd_below(64), 16 * rnd_below(100),
-                      (int)rnd_below(2), (int)rnd_below(2), i);
-}
-
-/*
  * aead_xor_hash_range (the level's kernel or the generic split form)
  * against portable ChaCha20 then Poly1305: pre bytes of ciphertext just
  * before the text's (out sealing, in opening), len bytes of text (any
@@ -388,14 +306,14 @@ static void xor_hash_range_case(const chapoly_kernels *k, size_t prefix, size_t 
 void xor_hash_range_diff(const chapoly_kernels *k)
 {
     static const size_t pres[] = { 0, 16, 448, 512, 1008, 1024 };
-    static const size_t prefixes[] = { 0, 1, 8, 17, 40, 100 };
+    static const size_t prefixes[] = { 0, 1, 8, 17, 39, 40, 41, 64, 100 };
     size_t i = 0;
 
     /* every length 0..3 KiB + 64, the hash over its whole 64-byte blocks or all 16-byte ones */
     for (size_t len = 0; len <= 3136; len++, i++) {
         size_t hash_len = (i & 1) ? len & ~(size_t)63 : len & ~(size_t)15;
 
-        xor_hash_range_case(k, 16 * prefixes[i % 6], pres[(i / 2) % 6], len, hash_len,
+        xor_hash_range_case(k, 16 * prefixes[i % 9], pres[(i / 2) % 6], len, hash_len,
                             16 * (i % 5), (int)((i / 3) & 1), (int)(i % 7 == 0), i);
     }
     /* around the 512-byte batches: every pre, shorter hashes, both directions, in place */
@@ -408,7 +326,7 @@ void xor_hash_range_diff(const chapoly_kernels *k)
                     size_t hash_len = (i % 3 == 0) ? 16 * rnd_below(len / 16 + 1)
                                                    : len & ~(size_t)15;
 
-                    xor_hash_range_case(k, 16 * prefixes[i % 6], pres[p], len, hash_len,
+                    xor_hash_range_case(k, 16 * prefixes[i % 9], pres[p], len, hash_len,
                                         16 * (i % 3), enc, (int)(i % 4 == 0), i);
                 }
     for (size_t j = 0; j < 40; j++, i++) {

@@ -346,14 +346,15 @@ void up_init(void)
 
 /* Per level: calls per kernel entry point and the first dirty one. */
 enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_SFINAL,
-       F_SEAL, F_OPEN, F_XORHASH, F_KEYBLOCK_XOR, F_MULTI, F_PMULTI, F_XORHASH_RANGE,
-       F_FIRST_XORHASH, F_COUNT };
+       F_SEAL, F_OPEN, F_KEYBLOCK_XOR, F_MULTI, F_PMULTI, F_XORHASH_RANGE,
+       F_FIRST_XORHASH, F_ROW1, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
-    "chapoly_aead_seal", "chapoly_aead_open", "aead_xor_hash",
+    "chapoly_aead_seal", "chapoly_aead_open",
     "chacha20_keyblock_xor", "chacha20_multi_blocks", "poly1305_multi_blocks",
-    "aead_xor_hash_range", "aead_first_xor_hash"
+    "aead_xor_hash_range", "aead_first_xor_hash",
+    "chacha20_xor_row1 (one-block row form)"
 };
 static struct {
     unsigned long calls, dirty;
@@ -526,14 +527,6 @@ int k_open(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len
     return r;
 }
 
-void k_xor_hash(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                const uint32_t key[8], const uint32_t ctr_nonce[4], poly1305_state *st,
-                const uint8_t *prev_ciphertext, int enc)
-{
-    k_before();
-    k->aead_xor_hash(k, out, in, len, key, ctr_nonce, st, prev_ciphertext, enc);
-    k_after(F_XORHASH, len);
-}
 
 void k_xor_hash_range(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                       size_t pre, size_t hash_len, const uint32_t key[8],
@@ -575,6 +568,15 @@ void k_poly_multi(const chapoly_kernels *k, poly1305_state *const st[], const ui
     k_before();
     k->poly1305_multi_blocks(k, st, in, len, n);
     k_after(F_PMULTI, n);
+}
+
+void k_row1(void (*fn)(uint8_t *, const uint8_t *, size_t, const uint32_t *, const uint32_t *),
+            uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
+            const uint32_t ctr_nonce[4])
+{
+    k_before();
+    fn(out, in, len, key, ctr_nonce);
+    k_after(F_ROW1, len);
 }
 
 void chacha20_xor_portable_ref(uint8_t block[64], const uint32_t key[8],

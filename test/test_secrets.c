@@ -12,10 +12,11 @@
  * for the key-derived 64-bit words (r0, r1 clamped and not, 5 r1 / 4, the
  * s half, the accumulator tag - s, the AEAD's one-time and ChaCha20 keys).
  * And after each ChaCha20 kernel call of the level (chacha20_xor at lengths
- * that pick each shape, chacha20_keyblock_xor, hchacha20) for 32-bit words: the
+ * that pick each shape, chacha20_keyblock_xor, hchacha20, the level's
+ * one-block row form of row1_forms.h) for 32-bit words: the
  * key words, every state word after the rounds and before the feed-forward
  * (that minus the keystream gives the key back) and the HChaCha20 subkey.
- * And after each call of the level's stitched kernel (aead_xor_hash, where
+ * And after each call of the level's range kernel (aead_xor_hash_range, where
  * it has one: 1 to 16 KiB, seal with and without the earlier kilobyte,
  * open, from each form of Poly1305 state) for both: the key words, the key
  * powers, the hash lanes between its batches and the ChaCha20 round values.
@@ -31,6 +32,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include "kernels.h"
+#include "row1_forms.h"
 #include "test_common.h"
 
 #if defined(__has_include)
@@ -757,8 +759,10 @@ static uint8_t cin[2048], cout[2048], ckb[64], chkey[32], chnonce[16], csub[32];
 
 struct cop {
     const chapoly_kernels *k;
-    int which; /* 0 chacha20_xor, 1 chacha20_keyblock_xor, 2 hchacha20, 3 chacha20_multi_blocks */
+    int which; /* 0 chacha20_xor, 1 chacha20_keyblock_xor, 2 hchacha20, 3 chacha20_multi_blocks,
+                  4 the level's one-block row form (row1) */
     size_t len;
+    row1_fn row1;
 };
 
 static uint32_t cstates[32 * 16];
@@ -773,6 +777,8 @@ static void chacha_op(void *arg)
         o->k->chacha20_keyblock_xor(o->k, ckb, cout, cin, o->len, ckey, ccn);
     else if (o->which == 3)
         o->k->chacha20_multi_blocks(o->k, cout, cstates, o->len); /* len: blocks */
+    else if (o->which == 4)
+        o->row1(cout, cin, o->len, ckey, ccn);
     else
         o->k->hchacha20(o->k, csub, chkey, chnonce);
 }
@@ -885,7 +891,7 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
 
     for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
         size_t len = lens[i];
-        struct cop o = { k, 0, len };
+        struct cop o = { k, 0, len, NULL };
         int ok = 1;
 
         chacha_fresh();
@@ -900,7 +906,7 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
     /* the key block and 0.. blocks after it, as the AEAD calls it */
     for (size_t i = 0; i < sizeof(kblens) / sizeof(kblens[0]); i++) {
         size_t len = kblens[i];
-        struct cop o = { k, 1, len };
+        struct cop o = { k, 1, len, NULL };
         int ok = 1;
 
         chacha_fresh();
@@ -917,7 +923,7 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
     static const size_t mbns[] = { 1, 2, 3, 4, 5, 8, 16, 20, 32 };
     for (size_t i = 0; i < sizeof(mbns) / sizeof(mbns[0]); i++) {
         size_t nb = mbns[i];
-        struct cop o = { k, 3, nb };
+        struct cop o = { k, 3, nb, NULL };
 
         chacha_fresh();
         chacha_key_words();
@@ -929,8 +935,29 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
         T_OK(memcmp(cout, cks, 64 * nb) == 0, "%s: output differs from the reference", what);
     }
     memset(cstates, 0, sizeof(cstates));
+    /*
+     * The level's one-block row form (row1_forms.h; not a table entry yet):
+     * it keeps the state in xmm registers and scrubs nothing, so nothing of
+     * it may be on the stack.
+     */
+    static const size_t row1lens[] = { 0, 1, 5, 16, 17, 31, 32, 33, 48, 63, 64 };
+    const struct row1_form *f = row1_form_for(k->name);
+    for (size_t i = 0; f != NULL && i < sizeof(row1lens) / sizeof(row1lens[0]); i++) {
+        size_t len = row1lens[i];
+        struct cop o = { k, 4, len, f->fn };
+        int ok = 1;
+
+        chacha_fresh();
+        chacha_key_words();
+        ref_blocks(ccn[0], 1);
+        snprintf(what, sizeof(what), "kernel %s, %zu bytes", f->name, len);
+        check_op(chacha_op, &o, what);
+        for (size_t j = 0; j < len; j++)
+            ok &= cout[j] == (cin[j] ^ cks[j]);
+        T_OK(ok, "%s: output differs from the reference", what);
+    }
     for (int rep = 0; rep < 4; rep++) {
-        struct cop o = { k, 2, 0 };
+        struct cop o = { k, 2, 0, NULL };
         uint32_t x[16], kw[8], n[4], sub[8];
 
         t_rand_bytes(chkey, sizeof(chkey));
@@ -962,9 +989,14 @@ static void kernel_chacha_stack(const chapoly_kernels *k)
     nwords32 = 0;
 }
 
-/* ---- stitched ChaCha20 + Poly1305 kernel (aead_xor_hash) calls ---- */
+/* ---- aead_xor_hash_range over whole kilobytes, from every state form ---- */
 #define XH_MAX (16 * 1024)
-static uint8_t xin[XH_MAX], xout[XH_MAX], xref[XH_MAX], xpre[1024], xtag[16];
+/* a kilobyte of room before each: sealing, the pre bytes are the ciphertext just before out */
+static uint8_t xin_b[1024 + XH_MAX], xout_b[1024 + XH_MAX], xref_b[1024 + XH_MAX];
+static uint8_t xpre[1024], xtag[16];
+#define xin (xin_b + 1024)
+#define xout (xout_b + 1024)
+#define xref (xref_b + 1024)
 static _Alignas(64) poly1305_state xst, xsnap[2];
 
 struct xop {
@@ -978,7 +1010,8 @@ static void xor_hash_op(void *arg)
 {
     const struct xop *o = arg;
 
-    o->k->aead_xor_hash(o->k, xout, xin, o->len, ckey, ccn, &xst, o->pre, o->enc);
+    o->k->aead_xor_hash_range(o->k, xout, xin, o->len, o->pre != NULL ? sizeof(xpre) : 0, o->len,
+                              ckey, ccn, &xst, o->enc);
 }
 
 /*
@@ -1056,7 +1089,7 @@ static void xor_hash_step_words(const chapoly_kernels *k, const uint8_t *pre,
 }
 
 /*
- * The table's aead_xor_hash (where it has one) at 1, 2, 4 and 16 KiB,
+ * The table's aead_xor_hash_range at 1, 2, 4 and 16 KiB,
  * sealing with and without the kilobyte of earlier ciphertext (pre; an
  * open takes none) and opening, from a Poly1305 state in each form: blocks
  * hashed before it, 1 (scalar, no key powers yet), 24 (8 pending lanes)
@@ -1105,7 +1138,10 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                 k->poly1305_init(k, &xsnap[0], kkey);
                 k->poly1305_blocks(k, &xsnap[0], kmsg, 16 * pres[pi], 1);
                 xsnap[1] = xsnap[0];
-                k->aead_xor_hash(k, xref, xin, len, ckey, ccn, &xsnap[1], pre, enc);
+                memcpy(xref - sizeof(xpre), xpre, sizeof(xpre));
+                memcpy(xout - sizeof(xpre), xpre, sizeof(xpre));
+                k->aead_xor_hash_range(k, xref, xin, len, pre != NULL ? sizeof(xpre) : 0, len, ckey,
+                                       ccn, &xsnap[1], enc);
                 r = xsnap[1];
                 k->poly1305_final(k, &r, tag);
                 P->chacha20_xor(P, xref, xin, len, ckey, ccn);
@@ -1115,7 +1151,7 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                     P->poly1305_blocks(P, &r, xpre, sizeof(xpre), 1);
                 P->poly1305_blocks(P, &r, enc ? xref : xin, len, 1);
                 P->poly1305_final(P, &r, rtag);
-                T_EQ_MEM(tag, rtag, 16, "aead_xor_hash tag, %zu KiB, mode %d, %zu blocks before",
+                T_EQ_MEM(tag, rtag, 16, "aead_xor_hash_range tag, %zu KiB, mode %d, %zu blocks before",
                          kibs[ki], mode, pres[pi]);
 
                 kernel_words(tag, &xsnap[0], &xsnap[1]);
@@ -1133,7 +1169,8 @@ static void kernel_xor_hash_stack(const chapoly_kernels *k)
                         ref_block_words(ccn[0] + (uint32_t)(nb - 16 + b), (int)(nb - 16 + b), ks);
                 }
                 xst = xsnap[0];
-                snprintf(what, sizeof(what), "kernel aead_xor_hash, %s%s, %zu KiB, %zu blocks before",
+                snprintf(what, sizeof(what),
+                         "kernel aead_xor_hash_range, %s%s, %zu KiB, %zu blocks before",
                          enc ? "seal" : "open", pre != NULL ? " after pre" : "", kibs[ki],
                          pres[pi]);
                 check_op(xor_hash_op, &o, what);

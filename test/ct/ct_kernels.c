@@ -2,7 +2,8 @@
 /*
  * Constant-time check of the kernels (ctgrind, run under valgrind memcheck):
  * the ChaCha20 key, the Poly1305 key, HChaCha20's key, the plaintext and the
- * MAC input are marked secret; every kernel entry and the helpers built on
+ * MAC input are marked secret; every kernel entry, the level's one-block
+ * row form (row1_forms.h) and the helpers built on
  * them (streaming Poly1305, one-shot seal/open, ct compare) run over lengths
  * that reach each tail and batch path. Outputs are declassified, then
  * compared with the portable level computed on public copies, so the run
@@ -24,6 +25,7 @@
 #include <string.h>
 #include "ct_common.h"
 #include "aead_core.h" /* the kernels, the streaming Poly1305 and the one-shot AEAD */
+#include "row1_forms.h"
 #include "test_common.h"
 
 static const size_t chacha_lens[] = { 0, 1, 15, 16, 63, 64, 65, 127, 128, 129, 255, 256, 257,
@@ -58,6 +60,38 @@ static void chacha_checks(const chapoly_kernels *k, const chapoly_kernels *p)
         k->chacha20_xor(k, buf_out, buf_out, len, key, ctr_nonce);
         CT_PUBLIC(buf_out, len);
         T_EQ_MEM(buf_out, buf_ref, len, "%s chacha20_xor in place len %zu", k->name, len);
+        CT_PUBLIC(key, sizeof(key));
+        CT_PUBLIC(buf_in, len);
+    }
+}
+
+/*
+ * The level's one-block row form (row1_forms.h, not a table entry yet):
+ * every length 0..64, out of place and in place, key and input secret.
+ */
+static void row1_checks(const chapoly_kernels *k, const chapoly_kernels *p)
+{
+    const struct row1_form *f = row1_form_for(k->name);
+    uint32_t key[8], ctr_nonce[4];
+
+    for (size_t len = 0; f != NULL && len <= 64; len++) {
+        t_rand_bytes(key, sizeof(key));
+        t_rand_bytes(ctr_nonce, sizeof(ctr_nonce));
+        if (len % 3 == 0)
+            ctr_nonce[0] = 0xffffffffu;
+        t_rand_bytes(buf_in, len);
+        p->chacha20_xor(p, buf_ref, buf_in, len, key, ctr_nonce);
+
+        CT_SECRET(key, sizeof(key));
+        CT_SECRET(buf_in, len);
+        f->fn(buf_out + 1, buf_in, len, key, ctr_nonce);
+        CT_PUBLIC(buf_out + 1, len);
+        T_EQ_MEM(buf_out + 1, buf_ref, len, "%s len %zu", f->name, len);
+
+        memcpy(buf_out, buf_in, len);
+        f->fn(buf_out, buf_out, len, key, ctr_nonce);
+        CT_PUBLIC(buf_out, len);
+        T_EQ_MEM(buf_out, buf_ref, len, "%s in place len %zu", f->name, len);
         CT_PUBLIC(key, sizeof(key));
         CT_PUBLIC(buf_in, len);
     }
@@ -265,6 +299,7 @@ int main(int argc, char **argv)
         }
         printf("level %s: checking\n", k->name);
         chacha_checks(k, p);
+        row1_checks(k, p);
         hchacha_checks(k, p);
         poly_checks(k, p);
         aead_checks(k, p);
