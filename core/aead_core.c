@@ -33,12 +33,11 @@
  */
 #define AEAD_BIG_UPDATE 1024
 
-/* Keystream made with the key block when the AAD needs the MAC key first (old: 3 blocks). */
+/* Keystream made with the key block when the AAD needs the MAC key first. */
 #define AEAD_KEY_AHEAD (3 * BLOCK)
 enum { PHASE_KEY, PHASE_AAD, PHASE_TEXT, PHASE_DONE }; /* PHASE_KEY: block 0 not made yet */
 
-/* Input of the keystream-only ChaCha20 calls. */
-static const uint8_t aead_zeros[AEAD_BATCH_MAX];
+static const uint8_t aead_zeros[AEAD_BATCH_MAX]; /* input of keystream-only ChaCha20 calls */
 
 /* Counter and nonce of the text block at offset pos (a multiple of 64). */
 static inline void aead_ctr(const chapoly_aead *a, uint64_t pos, uint32_t ctr_nonce[4])
@@ -194,18 +193,19 @@ static size_t aead_span(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t
  * whole blocks of ciphertext go into the MAC in one run, and a new batch
  * of keystream starts at the block where the text is (a partial block
  * left by a span is made again), for need more bytes of text: the blocks
- * needed (exact) or a whole batch, which the next updates use and whose
- * ciphertext is hashed in one long run.
+ * needed (exact), else as much as the text so far, up to AEAD_BATCH_MAX:
+ * keystream made ahead at most doubles the work however soon the message
+ * ends, and a long stream gets whole batches.
  */
 static void aead_next_batch(chapoly_aead *a, size_t need, int exact)
 {
     const chapoly_kernels *k = a->k;
     unsigned full = a->batch_used & ~(unsigned)BLOCK_MASK, tail = a->batch_used & BLOCK_MASK;
-    size_t bytes = AEAD_BATCH_MAX;
+    size_t seen = a->batch_start + a->batch_used, bytes = tail + need;
     uint32_t ctr_nonce[4];
-
-    if (exact && tail + need < bytes)
-        bytes = (tail + need + BLOCK_MASK) & ~BLOCK_MASK;
+    if (!exact && bytes < seen)
+        bytes = seen;
+    bytes = bytes < AEAD_BATCH_MAX ? (bytes + BLOCK_MASK) & ~BLOCK_MASK : AEAD_BATCH_MAX;
     if (full > 0) {
         k->poly1305_blocks(k, &a->poly, a->ct, full, 1);
         if (tail > 0)

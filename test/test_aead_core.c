@@ -424,7 +424,8 @@ static void stream_batches(const chapoly_kernels *k)
 /*
  * Refill sizes (aead_next_batch): after an update of at least a kilobyte,
  * a refill makes only the whole blocks the update needs; small updates
- * start with the block made with the key block, then 2 KiB. The first update, 1030 bytes, leaves 6 bytes of a
+ * start with the block made with the key block, then as much as the text
+ * so far, up to 2 KiB. The first update, 1030 bytes, leaves 6 bytes of a
  * partial block (batch_used 6 at text offset 1024 at every level), so the
  * second, of len bytes, refills from that block with 6 + len bytes to
  * cover, rounded up to a block: 1 and 58 make 64, 59 (one byte past a
@@ -487,7 +488,9 @@ static void stream_refill(const chapoly_kernels *k)
     }
     /*
      * small updates: the first block of keystream with the key block (the
-     * first update is short: a message of small updates), then 2 KiB batches
+     * first update is short), then batches as long as the text so far (a
+     * message ending right after a refill costs at most twice its
+     * keystream), up to 2 KiB batches
      */
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
@@ -498,11 +501,12 @@ static void stream_refill(const chapoly_kernels *k)
           "not the block made with the key block", k->name, a->ks_made);
     for (int j = 3; j < 4096 / 16; j++) {
         unsigned before = a->ks_len;
+        size_t seen = 16 * (size_t)j;
 
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
         if (a->ks_len != before)
-            CHECK(a->ks_len == (unsigned)AEAD_BATCH_MAX,
-                  "%s refill: after %d bytes a batch of %u", k->name, 16 * j, a->ks_len);
+            CHECK(a->ks_len == (seen < AEAD_BATCH_MAX ? seen : AEAD_BATCH_MAX),
+                  "%s refill: after %zu bytes a batch of %u", k->name, seen, a->ks_len);
     }
     chapoly_aead_finish(a, tag);
     ref_seal(key, nonce, NULL, 0, pt, 4096, ct_ref, tag_ref);
