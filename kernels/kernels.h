@@ -32,13 +32,29 @@
 extern "C" {
 #endif
 
+/*
+ * The constants of the algorithms, defined here once for every layer (the
+ * kernels, the AEAD core and the provider glue all include this header).
+ */
 #define CHACHA20_KEY_BYTES 32
 #define CHACHA20_BLOCK_BYTES 64
-#define CHACHA20_NONCE_BYTES 12
+#define CHACHA20_NONCE_BYTES 12   /* RFC 8439: the AEAD's nonce, 96 bits */
 #define HCHACHA20_NONCE_BYTES 16
+#define XCHACHA20_NONCE_BYTES 24  /* draft-irtf-cfrg-xchacha-03 */
+/* State words 12..15 as bytes: the 32-bit block counter, then the nonce
+ * (OpenSSL's "ChaCha20" cipher takes them as its 16-byte IV). */
+#define CHACHA20_CTR_NONCE_BYTES 16
 #define POLY1305_KEY_BYTES 32
 #define POLY1305_TAG_BYTES 16
 #define POLY1305_BLOCK_BYTES 16
+/* RFC 8439 2.8: at most 2^32 - 1 blocks of AEAD text after the key block. */
+#define CHAPOLY_AEAD_MAX_TEXT ((((uint64_t)1) << 38) - 64)
+
+/* ChaCha20 state words 0..3: "expand 32-byte k" read as little-endian words. */
+#define SIGMA0 0x61707865u
+#define SIGMA1 0x3320646eu
+#define SIGMA2 0x79622d32u
+#define SIGMA3 0x6b206574u
 
 /*
  * Poly1305 state. The layout of 'priv' belongs to the kernel level that

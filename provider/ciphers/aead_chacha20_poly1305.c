@@ -41,13 +41,7 @@
 #include "aead_core.h"
 #include "aead_pipeline.h"
 
-#define AEAD_KEYLEN 32
-#define AEAD_TAGLEN 16
-#define CHACHA_IVLEN 12
-#define XCHACHA_IVLEN 24
 #define TLS_AAD_LEN EVP_AEAD_TLS1_AAD_LEN /* 13 */
-/* RFC 8439 2.8: at most 2^32 - 1 blocks of text after the key block. */
-#define AEAD_MAX_TEXT ((((uint64_t)1) << 38) - 64)
 
 enum aead_state { ST_NEED_KEY_IV, ST_START, ST_AAD, ST_TEXT, ST_DONE, ST_TLS };
 
@@ -58,11 +52,11 @@ typedef struct aead_ctx {
     int enc;
     int key_set, iv_set;
     enum aead_state state;
-    uint8_t key[AEAD_KEYLEN];   /* master key bytes */
-    uint8_t iv[XCHACHA_IVLEN];  /* as given; TLS 1.2: the fixed IV */
+    uint8_t key[CHACHA20_KEY_BYTES];   /* master key bytes */
+    uint8_t iv[XCHACHA20_NONCE_BYTES];  /* as given; TLS 1.2: the fixed IV */
     int iv_fixed;               /* iv came as "tlsivfixed": records only */
     chapoly_aead msg;           /* the message; its (sub)key serves TLS records too */
-    uint8_t tag[AEAD_TAGLEN];   /* computed (enc) or expected (dec) */
+    uint8_t tag[POLY1305_TAG_BYTES];   /* computed (enc) or expected (dec) */
     size_t tag_len;
     int tag_set;                /* dec: expected tag present */
     int tag_next;               /* ...and set between messages: it is for the next one */
@@ -131,19 +125,19 @@ static void *aead_newctx(void *provctx, size_t ivlen)
     c->pc = pc;
     c->k = pc->k;
     c->ivlen = ivlen;
-    c->tag_len = AEAD_TAGLEN;
+    c->tag_len = POLY1305_TAG_BYTES;
     c->state = ST_NEED_KEY_IV;
     return c;
 }
 
 static void *chacha20_poly1305_newctx(void *provctx)
 {
-    return aead_newctx(provctx, CHACHA_IVLEN);
+    return aead_newctx(provctx, CHACHA20_NONCE_BYTES);
 }
 
 static void *xchacha20_poly1305_newctx(void *provctx)
 {
-    return aead_newctx(provctx, XCHACHA_IVLEN);
+    return aead_newctx(provctx, XCHACHA20_NONCE_BYTES);
 }
 
 static void aead_freectx(void *vctx)
@@ -181,7 +175,7 @@ static void aead_claim_tag(aead_ctx *c)
 static void aead_start(aead_ctx *c)
 {
     aead_claim_tag(c);
-    if (c->ivlen == XCHACHA_IVLEN)
+    if (c->ivlen == XCHACHA20_NONCE_BYTES)
         chapoly_aead_start_xchacha(&c->msg, c->k, c->key, c->iv);
     else
         chapoly_aead_start(&c->msg, c->k, c->key, c->iv);
@@ -212,11 +206,11 @@ static int aead_init(aead_ctx *c, int enc, const unsigned char *key,
     chapoly_pipeline_end(c->pipe); /* an ordinary init leaves pipeline mode */
     c->enc = enc;
     if (key != NULL) {
-        if (keylen != AEAD_KEYLEN) {
+        if (keylen != CHACHA20_KEY_BYTES) {
             CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
             return 0;
         }
-        memcpy(c->key, key, AEAD_KEYLEN);
+        memcpy(c->key, key, CHACHA20_KEY_BYTES);
         c->key_set = 1;
         if (iv == NULL && c->iv_set &&
             (c->state == ST_AAD || c->state == ST_TEXT || c->state == ST_DONE ||
@@ -285,12 +279,12 @@ static int aead_ready(aead_ctx *c)
 static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
                            size_t outsize, const unsigned char *in, size_t inl)
 {
-    uint8_t nonce[CHACHA_IVLEN];
+    uint8_t nonce[CHACHA20_NONCE_BYTES];
     size_t plen = c->tls_payload;
     int ok;
 
     c->tls_pending = 0;
-    if (out == NULL || in == NULL || inl != plen + AEAD_TAGLEN) {
+    if (out == NULL || in == NULL || inl != plen + POLY1305_TAG_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_INPUT_LENGTH,
                     "TLS record of %zu bytes does not match the AAD length %zu + tag",
                     inl, plen);
@@ -305,7 +299,7 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
         return 0;
     }
     /* RFC 7905: nonce = fixed IV XOR (0^32 || 64-bit sequence number). */
-    memcpy(nonce, c->iv, CHACHA_IVLEN);
+    memcpy(nonce, c->iv, CHACHA20_NONCE_BYTES);
     for (int i = 0; i < 8; i++)
         nonce[4 + i] ^= c->tls_aad[i];
     chapoly_count_aead(c->pc, c->enc, 1, CHAPOLY_CTR_TLS_RECORDS); /* failed opens too */
@@ -316,7 +310,7 @@ static int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl,
         return 1;
     }
     ok = chapoly_aead_open(c->k, out, in, plen, c->tls_aad, TLS_AAD_LEN, in + plen,
-                           AEAD_TAGLEN, chapoly_aead_key(&c->msg), nonce);
+                           POLY1305_TAG_BYTES, chapoly_aead_key(&c->msg), nonce);
     if (!ok) {
         OPENSSL_cleanse(out, plen); /* never leave anything that looks like plaintext */
         *outl = 0;
@@ -363,7 +357,7 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small");
         return 0;
     }
-    if (inl > AEAD_MAX_TEXT - c->msg.text_len) {
+    if (inl > CHAPOLY_AEAD_MAX_TEXT - c->msg.text_len) {
         CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE,
                     "message exceeds the ChaCha20-Poly1305 limit of 2^38 - 64 bytes");
         return 0;
@@ -407,7 +401,7 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
          * libcrypto's constant-time compare rather than chapoly_aead_verify:
          * the verdict is public, and ct_evp declassifies it there.
          */
-        uint8_t calc[AEAD_TAGLEN];
+        uint8_t calc[POLY1305_TAG_BYTES];
 
         chapoly_aead_finish(&c->msg, calc);
         ok = CRYPTO_memcmp(calc, c->tag, c->tag_len) == 0;
@@ -439,12 +433,12 @@ static int aead_cipher(void *vctx, unsigned char *out, size_t *outl,
 
 static int chacha20_poly1305_get_params(OSSL_PARAM params[])
 {
-    return chapoly_cipher_get_params(params, AEAD_KEYLEN, CHACHA_IVLEN, 1);
+    return chapoly_cipher_get_params(params, CHACHA20_KEY_BYTES, CHACHA20_NONCE_BYTES, 1);
 }
 
 static int xchacha20_poly1305_get_params(OSSL_PARAM params[])
 {
-    return chapoly_cipher_get_params(params, AEAD_KEYLEN, XCHACHA_IVLEN, 1);
+    return chapoly_cipher_get_params(params, CHACHA20_KEY_BYTES, XCHACHA20_NONCE_BYTES, 1);
 }
 
 static const OSSL_PARAM chacha20_poly1305_known_gettable_ctx[] = {
@@ -532,7 +526,7 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
             break;
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0)
-                ok = chapoly_param_set_size_t(p, AEAD_KEYLEN);
+                ok = chapoly_param_set_size_t(p, CHACHA20_KEY_BYTES);
             break;
         case 'p':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) == 0 &&
@@ -553,7 +547,7 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                                        : "the tag cannot be read when decrypting");
                     return 0;
                 }
-                if (p->data_size == 0 || p->data_size > AEAD_TAGLEN) {
+                if (p->data_size == 0 || p->data_size > POLY1305_TAG_BYTES) {
                     CHAPOLY_ERR(PROV_R_INVALID_TAG_LENGTH, "tag length %zu not in 1..16",
                                 p->data_size);
                     return 0;
@@ -562,8 +556,8 @@ static int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                     memcpy(p->data, c->tag, p->data_size);
                 p->return_size = p->data_size;
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) == 0 &&
-                       c->ivlen == CHACHA_IVLEN) { /* XChaCha has no TLS record mode */
-                ok = chapoly_param_set_size_t(p, AEAD_TAGLEN);
+                       c->ivlen == CHACHA20_NONCE_BYTES) { /* XChaCha has no TLS record mode */
+                ok = chapoly_param_set_size_t(p, POLY1305_TAG_BYTES);
             }
             break;
         }
@@ -579,7 +573,7 @@ static int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p)
 {
     size_t len;
 
-    if (c->ivlen != CHACHA_IVLEN) {
+    if (c->ivlen != CHACHA20_NONCE_BYTES) {
         CHAPOLY_ERR(PROV_R_NOT_SUPPORTED, "TLS record mode is for ChaCha20-Poly1305 only");
         return 0;
     }
@@ -602,11 +596,11 @@ static int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p)
     len = ((size_t)c->tls_aad[TLS_AAD_LEN - 2] << 8) | c->tls_aad[TLS_AAD_LEN - 1];
     if (!c->enc) {
         /* On open the length field counts the tag; the MAC input does not. */
-        if (len < AEAD_TAGLEN) {
+        if (len < POLY1305_TAG_BYTES) {
             CHAPOLY_ERR(PROV_R_INVALID_INPUT_LENGTH, "TLS record shorter than the tag");
             return 0;
         }
-        len -= AEAD_TAGLEN;
+        len -= POLY1305_TAG_BYTES;
         c->tls_aad[TLS_AAD_LEN - 2] = (uint8_t)(len >> 8);
         c->tls_aad[TLS_AAD_LEN - 1] = (uint8_t)len;
     }
@@ -626,7 +620,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         switch (p->key[0]) {
         case 'k':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
-                if (!chapoly_param_get_size_t(p, &v) || v != AEAD_KEYLEN) {
+                if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_KEY_BYTES) {
                     if (p->data != NULL) /* else it said why */
                         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                     return 0;
@@ -648,7 +642,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                     CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "tag must be an octet string");
                     return 0;
                 }
-                if (p->data_size == 0 || p->data_size > AEAD_TAGLEN) {
+                if (p->data_size == 0 || p->data_size > POLY1305_TAG_BYTES) {
                     CHAPOLY_ERR(PROV_R_INVALID_TAG_LENGTH, "tag length %zu not in 1..16",
                                 p->data_size);
                     return 0;
@@ -668,12 +662,12 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                 if (!aead_set_tls_aad(c, p))
                     return 0;
             } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED) == 0) {
-                if (c->ivlen != CHACHA_IVLEN || p->data_type != OSSL_PARAM_OCTET_STRING ||
-                    p->data == NULL || p->data_size != CHACHA_IVLEN) {
+                if (c->ivlen != CHACHA20_NONCE_BYTES || p->data_type != OSSL_PARAM_OCTET_STRING ||
+                    p->data == NULL || p->data_size != CHACHA20_NONCE_BYTES) {
                     CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "fixed TLS IV must be 12 bytes");
                     return 0;
                 }
-                memcpy(c->iv, p->data, CHACHA_IVLEN);
+                memcpy(c->iv, p->data, CHACHA20_NONCE_BYTES);
                 c->iv_set = 1;
                 c->iv_fixed = 1;
                 if (c->key_set)
@@ -689,7 +683,7 @@ static int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         case 'c':
             if (strcmp(p->key, "chapoly-test-text-len") == 0) {
                 uint64_t t;
-                if (p->data == NULL || !OSSL_PARAM_get_uint64(p, &t) || t > AEAD_MAX_TEXT)
+                if (p->data == NULL || !OSSL_PARAM_get_uint64(p, &t) || t > CHAPOLY_AEAD_MAX_TEXT)
                     return 0;
                 c->msg.text_len = t; /* only the length accounting; not for real use */
             }

@@ -31,11 +31,6 @@
 #include "aead_pipeline.h"
 #include "aead_batch.h"
 
-#define PIPE_KEYLEN 32
-#define PIPE_TAGLEN 16
-/* RFC 8439 2.8: at most 2^32 - 1 blocks of text after the key block. */
-#define PIPE_MAX_TEXT ((((uint64_t)1) << 38) - 64)
-
 _Static_assert(CHAPOLY_MAX_PIPES == CHAPOLY_BATCH_MAX, "one batch per pipeline");
 
 enum pipe_state { PIPE_OFF, PIPE_START, PIPE_AAD, PIPE_TEXT, PIPE_DONE };
@@ -47,7 +42,7 @@ struct aead_pipeline {
     int tags_set;   /* decryption: expected tags present */
     int tags_ready; /* encryption: tags computed by final */
     size_t taglen;  /* of the expected tags */
-    uint8_t tags[CHAPOLY_MAX_PIPES][PIPE_TAGLEN];
+    uint8_t tags[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES];
     uint64_t text_len[CHAPOLY_MAX_PIPES];
     /* decryption: the plaintext written so far per pipe, wiped if final fails */
     unsigned char *out_start[CHAPOLY_MAX_PIPES];
@@ -144,7 +139,7 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
                     CHAPOLY_MAX_PIPES, numpipes);
         return 0;
     }
-    if (key == NULL || keylen != PIPE_KEYLEN) {
+    if (key == NULL || keylen != CHACHA20_KEY_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "a pipeline needs a 32-byte key, got %s%zu",
                     key == NULL ? "none, length " : "", keylen);
         return 0;
@@ -163,7 +158,7 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
     chapoly_batch_start(p->batch, k, key, iv, numpipes, ivlen_alg == 24);
     p->enc = enc;
     p->numpipes = numpipes;
-    p->taglen = PIPE_TAGLEN;
+    p->taglen = POLY1305_TAG_BYTES;
     if (numpipes == 1) { /* no library call for one pipe */
         p->text_len[0] = 0;
         p->out_start[0] = NULL;
@@ -249,7 +244,7 @@ static int check_text(const aead_pipeline *p, unsigned char **out, const size_t 
                         inl[i]);
             return 0;
         }
-        if (inl[i] > PIPE_MAX_TEXT - p->text_len[i]) {
+        if (inl[i] > CHAPOLY_AEAD_MAX_TEXT - p->text_len[i]) {
             CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE, "pipe %zu: message exceeds the "
                         "ChaCha20-Poly1305 limit of 2^38 - 64 bytes", i);
             return 0;
@@ -304,7 +299,7 @@ int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **o
 int chapoly_pipeline_final(aead_pipeline *p, chapoly_provctx *pc, size_t numpipes,
                            unsigned char **out, size_t *outl, const size_t *outsize)
 {
-    uint8_t calc[CHAPOLY_MAX_PIPES][PIPE_TAGLEN];
+    uint8_t calc[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES];
     int ok = 1;
     size_t bad = 0;
 
@@ -371,7 +366,7 @@ static int tag_array(const aead_pipeline *p, const OSSL_PARAM *param, unsigned c
         return 0;
     }
     *taglen = param->data_size;
-    if (*taglen == 0 || *taglen > PIPE_TAGLEN) {
+    if (*taglen == 0 || *taglen > POLY1305_TAG_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_TAG_LENGTH, "tag length %zu not in 1..16", *taglen);
         return 0;
     }
