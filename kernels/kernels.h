@@ -203,12 +203,24 @@ struct chapoly_kernels {
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
 
 /*
- * Every level name the code knows, built in or not ("best" first). The
- * one list: dispatch.c, the provider's messages and the test registration
- * (test/CMakeLists.txt reads it from here) all take it from this line.
+ * Every kernel level the code knows, built in or not, in order, each with
+ * the build define that compiles it in (kernels/CMakeLists.txt;
+ * CHAPOLY_ALWAYS: every build). The one list of level names: CHAPOLY_LEVELS
+ * (for the provider's messages and chapoly_kernels_known), dispatch.c's
+ * compiled levels, and the test registration (test/CMakeLists.txt reads
+ * the X(...) lines below: keep one level per line, in this form).
  */
-#define CHAPOLY_LEVELS "best, portable, avx2, avx512vl, avx512-noifma, avx512, neon"
-#define CHAPOLY_KERNEL_NAMES CHAPOLY_LEVELS
+#define CHAPOLY_LEVEL_LIST(X)               \
+    X("portable", CHAPOLY_ALWAYS)           \
+    X("avx2", CHAPOLY_HAVE_AVX2)            \
+    X("avx512vl", CHAPOLY_HAVE_AVX512)      \
+    X("avx512-noifma", CHAPOLY_HAVE_AVX512) \
+    X("avx512", CHAPOLY_HAVE_AVX512)        \
+    X("neon", CHAPOLY_HAVE_NEON)
+
+/* "best, portable, avx2, ...": every name a request may use ("best" first). */
+#define CHAPOLY_LEVEL_NAME_(name, build) ", " name
+#define CHAPOLY_LEVELS "best" CHAPOLY_LEVEL_LIST(CHAPOLY_LEVEL_NAME_)
 
 /* Always available; the oracle for every other level (no CPU profile, no paths). */
 const chapoly_kernels *chapoly_kernels_portable(void);

@@ -520,7 +520,7 @@ static void report_kernel(const char *cfg_kernel, const char *warning, const cha
     if (!chapoly_kernels_known(asked)) {
         if (first_time(&warned_kernel_unknown))
             fprintf(stderr, "chapoly: %s: unknown kernel level \"%s\" (known: "
-                            CHAPOLY_KERNEL_NAMES "); using %s\n", where, asked, k->name);
+                            CHAPOLY_LEVELS "); using %s\n", where, asked, k->name);
     } else if (first_time(&warned_kernel_missing)) {
         fprintf(stderr, "chapoly: %s: kernel \"%s\": %s (%s)\n", where, asked, warning, k->name);
     }
