@@ -197,6 +197,13 @@ void chapoly_stats_attach(chapoly_provctx *pc);
 /* Teardown of a counting pc: appends its line to the statistics file if it counted. */
 void chapoly_stats_detach(chapoly_provctx *pc);
 
+/* Error paths: out of line, so that the paths they leave stay short. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CHAPOLY_COLD __attribute__((cold, noinline))
+#else
+#define CHAPOLY_COLD
+#endif
+
 /* Raise an OpenSSL error with a reason code and a readable detail. */
 #define CHAPOLY_ERR(reason, ...) ERR_raise_data(ERR_LIB_PROV, (reason), __VA_ARGS__)
 

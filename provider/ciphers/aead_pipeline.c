@@ -27,8 +27,7 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/params.h>
-#include "prov.h"
-#include "aead_pipeline.h"
+#include "aead_state.h"
 #include "aead_batch.h"
 
 _Static_assert(CHAPOLY_MAX_PIPES == CHAPOLY_BATCH_MAX, "one batch per pipeline");
@@ -116,12 +115,19 @@ aead_pipeline *chapoly_pipeline_dup(const aead_pipeline *p)
     return d;
 }
 
-int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t ivlen_alg,
-                          int enc, const unsigned char *key, size_t keylen, size_t numpipes,
-                          const unsigned char **iv, size_t ivlen)
+/*
+ * A pipeline init drops any ordinary message, TLS record state and tag
+ * (EV_PIPELINE); the pipeline's state is allocated on first use. On failure
+ * the pipeline is off, and nothing it held survives.
+ */
+static int aead_pipeline_init(aead_ctx *c, int enc, const unsigned char *key, size_t keylen,
+                              size_t numpipes, const unsigned char **iv, size_t ivlen,
+                              const OSSL_PARAM params[])
 {
-    aead_pipeline *p = *pp;
+    aead_pipeline *p = c->pipe;
 
+    aead_apply(c, aead_lookup(c, EV_PIPELINE));
+    c->enc = enc;
     if (p == NULL) {
         p = OPENSSL_zalloc(sizeof(*p));
         if (p == NULL)
@@ -131,7 +137,7 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
             OPENSSL_free(p);
             return 0;
         }
-        *pp = p;
+        c->pipe = p;
     }
     pipeline_wipe(p);
     if (numpipes == 0 || numpipes > CHAPOLY_MAX_PIPES) {
@@ -144,9 +150,9 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
                     key == NULL ? "none, length " : "", keylen);
         return 0;
     }
-    if (iv == NULL || ivlen != ivlen_alg) {
+    if (iv == NULL || ivlen != c->ivlen) {
         CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "a pipeline needs %zu-byte IVs, got %s%zu",
-                    ivlen_alg, iv == NULL ? "no array, length " : "", ivlen);
+                    c->ivlen, iv == NULL ? "no array, length " : "", ivlen);
         return 0;
     }
     for (size_t i = 0; i < numpipes; i++) {
@@ -155,7 +161,7 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
             return 0;
         }
     }
-    chapoly_batch_start(p->batch, k, key, iv, numpipes, ivlen_alg == 24);
+    chapoly_batch_start(p->batch, c->k, key, iv, numpipes, c->ivlen == 24);
     p->enc = enc;
     p->numpipes = numpipes;
     p->taglen = POLY1305_TAG_BYTES;
@@ -167,18 +173,30 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
         memset(p->out_start, 0, numpipes * sizeof(p->out_start[0]));
     }
     p->state = PIPE_START;
+    if (!aead_set_ctx_params(c, params)) {
+        pipeline_wipe(p); /* a failed init leaves pipeline mode and wipes the key */
+        return 0;
+    }
     return 1;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PIPE_COLD __attribute__((cold, noinline))
-#else
-#define PIPE_COLD
-#endif
+int aead_pipeline_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                               size_t numpipes, const unsigned char **iv, size_t ivlen,
+                               const OSSL_PARAM params[])
+{
+    return aead_pipeline_init(vctx, 1, key, keylen, numpipes, iv, ivlen, params);
+}
+
+int aead_pipeline_decrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                               size_t numpipes, const unsigned char **iv, size_t ivlen,
+                               const OSSL_PARAM params[])
+{
+    return aead_pipeline_init(vctx, 0, key, keylen, numpipes, iv, ivlen, params);
+}
 
 /* Why pipeline_ready refused (out of line: the ready path stays a few instructions). */
-static PIPE_COLD int pipeline_refuse(const aead_pipeline *p, size_t numpipes,
-                                     const char *call)
+static CHAPOLY_COLD int pipeline_refuse(const aead_pipeline *p, size_t numpipes,
+                                        const char *call)
 {
     if (!chapoly_pipeline_active(p))
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
@@ -263,10 +281,11 @@ static int check_text(const aead_pipeline *p, unsigned char **out, const size_t 
     return 1;
 }
 
-int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **out,
-                            size_t *outl, const size_t *outsize, const unsigned char **in,
-                            const size_t *inl)
+int aead_pipeline_update(void *vctx, size_t numpipes, unsigned char **out, size_t *outl,
+                         const size_t *outsize, const unsigned char **in, const size_t *inl)
 {
+    aead_pipeline *p = ((aead_ctx *)vctx)->pipe;
+
     if (!pipeline_ready(p, numpipes, "pipeline update"))
         return 0;
     if (outl == NULL || inl == NULL || in == NULL) {
@@ -296,9 +315,11 @@ int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **o
     return 1;
 }
 
-int chapoly_pipeline_final(aead_pipeline *p, chapoly_provctx *pc, size_t numpipes,
-                           unsigned char **out, size_t *outl, const size_t *outsize)
+/* Counts one batch and numpipes AEAD messages when the tags are computed or checked. */
+int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out, size_t *outl,
+                        const size_t *outsize)
 {
+    aead_pipeline *p = ((aead_ctx *)vctx)->pipe;
     uint8_t calc[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES];
     int ok = 1;
     size_t bad = 0;
@@ -323,7 +344,7 @@ int chapoly_pipeline_final(aead_pipeline *p, chapoly_provctx *pc, size_t numpipe
         return 0;
     }
     /* a batch of numpipes seals or opens (failed ones too), as many AEAD messages */
-    chapoly_count_aead(pc, p->enc, numpipes, CHAPOLY_CTR_PIPELINE_BATCHES);
+    chapoly_count_aead(((aead_ctx *)vctx)->pc, p->enc, numpipes, CHAPOLY_CTR_PIPELINE_BATCHES);
     if (p->enc) { /* the tags go out as they are: straight to their buffer */
         chapoly_batch_finish(p->batch, p->tags);
         p->tags_ready = 1;
