@@ -31,12 +31,6 @@
 
 enum { PHASE_NEW, PHASE_AAD, PHASE_TEXT, PHASE_DONE };
 
-/* ChaCha20 state words 0..3: "expand 32-byte k" as little-endian words. */
-#define SIGMA0_WORD 0x61707865u
-#define SIGMA1_WORD 0x3320646eu
-#define SIGMA2_WORD 0x79622d32u
-#define SIGMA3_WORD 0x6b206574u
-
 /* Blocks per shared call: 8 KiB of keystream, 8 KiB of input states. */
 #define BATCH_BLOCKS 128
 
@@ -82,10 +76,10 @@ static inline void copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
 static void set_state(uint32_t *s, const uint32_t key[8], uint32_t ctr,
                       const uint32_t nonce[3])
 {
-    s[0] = SIGMA0_WORD;
-    s[1] = SIGMA1_WORD;
-    s[2] = SIGMA2_WORD;
-    s[3] = SIGMA3_WORD;
+    s[0] = SIGMA0;
+    s[1] = SIGMA1;
+    s[2] = SIGMA2;
+    s[3] = SIGMA3;
     memcpy(s + 4, key, 32);
     s[12] = ctr;
     s[13] = nonce[0];

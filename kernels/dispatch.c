@@ -133,21 +133,27 @@ static const struct level {
 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
 
-static const char *const compiled[] = {
-    "portable",
+/* The levels of CHAPOLY_LEVEL_LIST whose build define this build has. */
+#define IF_CHAPOLY_ALWAYS(...) __VA_ARGS__
 #ifdef CHAPOLY_HAVE_AVX2
-    "avx2",
+#define IF_CHAPOLY_HAVE_AVX2(...) __VA_ARGS__
+#else
+#define IF_CHAPOLY_HAVE_AVX2(...)
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    "avx512vl",
-    "avx512-noifma",
-    "avx512",
+#define IF_CHAPOLY_HAVE_AVX512(...) __VA_ARGS__
+#else
+#define IF_CHAPOLY_HAVE_AVX512(...)
 #endif
 #ifdef CHAPOLY_HAVE_NEON
-    "neon",
+#define IF_CHAPOLY_HAVE_NEON(...) __VA_ARGS__
+#else
+#define IF_CHAPOLY_HAVE_NEON(...)
 #endif
-    NULL
-};
+#define COMPILED_(name, build) IF_##build(name, )
+static const char *const compiled[] = { CHAPOLY_LEVEL_LIST(COMPILED_) NULL };
+_Static_assert(sizeof(compiled) / sizeof(compiled[0]) == NLEVELS + 1,
+               "levels[] has a table for each compiled level of CHAPOLY_LEVEL_LIST");
 
 const char *const *chapoly_kernels_compiled(void)
 {

@@ -34,15 +34,31 @@
 extern "C" {
 #endif
 
+/*
+ * The constants of the algorithms, defined here once for every layer (the
+ * kernels, the AEAD core and the provider glue all include this header).
+ */
 #define CHACHA20_KEY_BYTES 32
 #define CHACHA20_BLOCK_BYTES 64
-#define CHACHA20_NONCE_BYTES 12
+#define CHACHA20_NONCE_BYTES 12   /* RFC 8439: the AEAD's nonce, 96 bits */
 #define HCHACHA20_NONCE_BYTES 16
+#define XCHACHA20_NONCE_BYTES 24  /* draft-irtf-cfrg-xchacha-03 */
+/* State words 12..15 as bytes: the 32-bit block counter, then the nonce
+ * (OpenSSL's "ChaCha20" cipher takes them as its 16-byte IV). */
+#define CHACHA20_CTR_NONCE_BYTES 16
 #define POLY1305_KEY_BYTES 32
 #define POLY1305_TAG_BYTES 16
 #define POLY1305_BLOCK_BYTES 16
 /* The generic compositions' stack batch: a key block and 31 text blocks. */
 #define CHAPOLY_GENERIC_BATCH 2048
+/* RFC 8439 2.8: at most 2^32 - 1 blocks of AEAD text after the key block. */
+#define CHAPOLY_AEAD_MAX_TEXT ((((uint64_t)1) << 38) - 64)
+
+/* ChaCha20 state words 0..3: "expand 32-byte k" read as little-endian words. */
+#define SIGMA0 0x61707865u
+#define SIGMA1 0x3320646eu
+#define SIGMA2 0x79622d32u
+#define SIGMA3 0x6b206574u
 
 /*
  * Poly1305 state. The layout of 'priv' belongs to the kernel level that
@@ -178,12 +194,24 @@ struct chapoly_kernels {
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
 
 /*
- * Every level name the code knows, built in or not ("best" first). The
- * one list: dispatch.c, the provider's messages and the test registration
- * (test/CMakeLists.txt reads it from here) all take it from this line.
+ * Every kernel level the code knows, built in or not, in order, each with
+ * the build define that compiles it in (kernels/CMakeLists.txt;
+ * CHAPOLY_ALWAYS: every build). The one list of level names: CHAPOLY_LEVELS
+ * (for the provider's messages and chapoly_kernels_known), dispatch.c's
+ * compiled levels, and the test registration (test/CMakeLists.txt reads
+ * the X(...) lines below: keep one level per line, in this form).
  */
-#define CHAPOLY_LEVELS "best, portable, avx2, avx512vl, avx512-noifma, avx512, neon"
-#define CHAPOLY_KERNEL_NAMES CHAPOLY_LEVELS
+#define CHAPOLY_LEVEL_LIST(X)               \
+    X("portable", CHAPOLY_ALWAYS)           \
+    X("avx2", CHAPOLY_HAVE_AVX2)            \
+    X("avx512vl", CHAPOLY_HAVE_AVX512)      \
+    X("avx512-noifma", CHAPOLY_HAVE_AVX512) \
+    X("avx512", CHAPOLY_HAVE_AVX512)        \
+    X("neon", CHAPOLY_HAVE_NEON)
+
+/* "best, portable, avx2, ...": every name a request may use ("best" first). */
+#define CHAPOLY_LEVEL_NAME_(name, build) ", " name
+#define CHAPOLY_LEVELS "best" CHAPOLY_LEVEL_LIST(CHAPOLY_LEVEL_NAME_)
 
 /* Always available; the oracle for every other level (no CPU profile, no paths). */
 const chapoly_kernels *chapoly_kernels_portable(void);

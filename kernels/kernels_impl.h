@@ -2,7 +2,8 @@
 /*
  * Internal to kernels/: the one declaration of every level's kernel
  * functions, the tables, pieces the SIMD files share
- * (OPAQUE_PTR, SIGMA*, the dead-stack scrub) and the CPU feature probe.
+ * (OPAQUE_PTR, the dead-stack scrub) and the CPU feature probe; the
+ * SIGMA words are in kernels.h.
  * The tables are defined in level_<isa>.c (the portable one in dispatch.c);
  * a table may point entries its ISA does not accelerate at the portable
  * functions declared here.
@@ -28,12 +29,6 @@ CHAPOLY_INLINE uint32_t rotl32(uint32_t v, int c)
  * vectors in stack slots that nobody wipes.
  */
 #define OPAQUE_PTR(p) __asm__ volatile("" : "+r"(p))
-
-/* ChaCha20 state words 0..3: "expand 32-byte k" read as little-endian words. */
-#define SIGMA0 0x61707865u
-#define SIGMA1 0x3320646eu
-#define SIGMA2 0x79622d32u
-#define SIGMA3 0x6b206574u
 
 /*
  * Hide a value from the optimiser so that masks built from secret data stay

@@ -20,7 +20,7 @@
 
 /*
  * The statistics counters, each a provider parameter (OSSL_PARAM_UNSIGNED_INTEGER)
- * and a field of the statistics file's line, in this order (prov_main.c):
+ * and a field of the statistics file's line, in this order (prov_stats.c):
  * AEAD messages (both AEADs, sealed or opened: streaming finals, TLS 1.2
  * records and pipeline messages), of which seals and opens (failed opens
  * included), TLS 1.2 records, ChaCha20 update calls with data and their
@@ -40,6 +40,27 @@
 enum { CHAPOLY_COUNTERS(CHAPOLY_CTR_ENUM_) CHAPOLY_NCOUNTERS };
 #undef CHAPOLY_CTR_ENUM_
 
+/*
+ * The keys a chapoly config section may hold: libcrypto's four (which the
+ * core handles; a "N." prefix on them is ignored), then chapoly's own
+ * (prov_config.c reads them). One list: the key names, their indexes and
+ * the "known keys" of the unknown-key message all come from it.
+ */
+#define CHAPOLY_CONFIG_KEYS(X)                                                 \
+    X(ACTIVATE, "activate")                                                    \
+    X(MODULE, "module")                                                        \
+    X(IDENTITY, "identity")                                                    \
+    X(SOFT_LOAD, "soft_load")                                                  \
+    X(STATS, "stats")                                                          \
+    X(STATS_FILE, "stats_file")                                                \
+    X(KERNEL, "kernel")                                                        \
+    X(SERVE, "serve")                                                          \
+    X(PATHS, "paths")
+
+#define CHAPOLY_CFG_ENUM_(id, name) CHAPOLY_CFG_##id,
+enum { CHAPOLY_CONFIG_KEYS(CHAPOLY_CFG_ENUM_) CHAPOLY_NCONFIG };
+#undef CHAPOLY_CFG_ENUM_
+
 /* One per OSSL_LIB_CTX that loads the module; read-only after init except the counters. */
 typedef struct chapoly_provctx {
     const OSSL_CORE_HANDLE *handle;
@@ -47,9 +68,9 @@ typedef struct chapoly_provctx {
     chapoly_kernels table;    /* the level, this CPU's profile, the forced paths */
     char paths[192];          /* chapoly_kernels_describe(k): the path choices in use */
     int stats;                /* counters are touched only when set */
-    int serve_all;            /* ChaCha20, ChaCha20-Poly1305, POLY1305 offered too (prov_main.c) */
+    int serve_all;            /* ChaCha20, ChaCha20-Poly1305, POLY1305 too (prov_config.c) */
     char *stats_file;         /* config key stats_file (with any %p), or NULL */
-    struct chapoly_provctx *stats_next; /* instances counting in this process (prov_main.c) */
+    struct chapoly_provctx *stats_next; /* instances counting in this process (prov_stats.c) */
     char buildinfo[576];      /* version, OpenSSL headers, kernel level and its features,
                                  what is served */
     /* atomic adds only; after buildinfo, so that counting threads do not
@@ -144,6 +165,44 @@ static inline void *chapoly_ctx_dup(const void *ctx, size_t size)
         memcpy(d, ctx, size);
     return d;
 }
+
+/* ---- configuration (prov_config.c) ---- */
+
+/* This instance's config key values as the core gave them (NULL: not set). */
+typedef struct chapoly_config {
+    const char *value[CHAPOLY_NCONFIG];
+} chapoly_config;
+
+/*
+ * Asks the core (through in's core_get_params) for the config keys, and
+ * reports keys of chapoly's config section that nothing reads (once per
+ * process, on stderr).
+ */
+void chapoly_config_read(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
+                         chapoly_config *cfg);
+/*
+ * The configuration (config keys, else the environment, read with
+ * secure_getenv) applied to pc: the kernel table and its paths, statistics
+ * and their file, what is served. A wrong value means the default and is
+ * reported once per process on stderr.
+ */
+void chapoly_config_apply(chapoly_provctx *pc, const chapoly_config *cfg);
+
+/* ---- statistics (prov_stats.c) ---- */
+
+/* The counters asked for in params (any others are left alone). */
+int chapoly_stats_get_params(const chapoly_provctx *pc, OSSL_PARAM params[]);
+/* pc counts (pc->stats): its counters restart at 0 in a forked child. */
+void chapoly_stats_attach(chapoly_provctx *pc);
+/* Teardown of a counting pc: appends its line to the statistics file if it counted. */
+void chapoly_stats_detach(chapoly_provctx *pc);
+
+/* Error paths: out of line, so that the paths they leave stay short. */
+#if defined(__GNUC__) || defined(__clang__)
+#define CHAPOLY_COLD __attribute__((cold, noinline))
+#else
+#define CHAPOLY_COLD
+#endif
 
 /* Raise an OpenSSL error with a reason code and a readable detail. */
 #define CHAPOLY_ERR(reason, ...) ERR_raise_data(ERR_LIB_PROV, (reason), __VA_ARGS__)

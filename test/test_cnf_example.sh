@@ -60,11 +60,13 @@ cat "$T/system.cnf" "$EXAMPLE" > "$T/appended.cnf"
 # Does a SIMD kernel level run here? Only then does chapoly serve
 # ChaCha20-Poly1305 by default.
 simd=0
-for lv in avx2 avx512vl avx512-noifma avx512 neon; do
-    if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] && "$CHAPOLY_LEVEL_PROBE" "$lv" > /dev/null 2>&1; then
-        simd=1
-    fi
-done
+if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ]; then
+    for lv in $("$CHAPOLY_LEVEL_PROBE" --list); do
+        if [ "$lv" != portable ] && "$CHAPOLY_LEVEL_PROBE" "$lv" > /dev/null 2>&1; then
+            simd=1
+        fi
+    done
+fi
 [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] || echo "CHAPOLY_LEVEL_PROBE unset: assuming no SIMD level"
 
 for cnf in "$EXAMPLE" "$T/appended.cnf"; do

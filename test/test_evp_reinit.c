@@ -536,6 +536,57 @@ static void aead_recover(int x)
     EVP_CIPHER_CTX_free(d);
 }
 
+/*
+ * Which message an expected tag belongs to across a key-only re-init (the
+ * default cannot say: it has no such refusal). A tag set after a final is
+ * the next message's, also when a new key drops the used IV before that
+ * message starts; one set during a message goes with that message.
+ */
+static void aead_tag_owner(int x)
+{
+    const EVP_CIPHER *ci = x ? xcp : cp[1];
+    size_t ivlen = x ? 24 : 12;
+    uint8_t k1[32], k2[32], iv1[24], iv3[24], curk[32], curiv[24], aad[13], tag[16], junk[16];
+    EVP_CIPHER_CTX *o = EVP_CIPHER_CTX_new(), *d = EVP_CIPHER_CTX_new();
+    int l;
+
+    t_rand_bytes(k1, 32);
+    t_rand_bytes(k2, 32);
+    t_rand_bytes(iv1, ivlen);
+    t_rand_bytes(iv3, ivlen);
+    t_rand_bytes(aad, 13);
+    t_rand_bytes(junk, 16);
+    t_rand_bytes(src, 300);
+    /* the message (k2, iv3): its ciphertext in out_d, its tag */
+    T_OK(aead_init(d, cp[0], x, k2, iv3, 1, curk, curiv) && EVP_EncryptUpdate(d, NULL, &l, aad, 13)
+             && EVP_EncryptUpdate(d, out_d, &l, src, 300) && EVP_EncryptFinal_ex(d, out_d + 300, &l)
+             && t_get_tag(d, tag, 16),
+         "tag owner %d: the reference message", x);
+    /* a finished (failed) open, the next message's tag, a new key, a new IV */
+    T_OK(EVP_DecryptInit_ex(o, ci, NULL, k1, iv1) && EVP_DecryptUpdate(o, out_o, &l, src, 50)
+             && t_set_tag(o, junk, 16),
+         "tag owner %d: a first message", x);
+    T_REJECT(EVP_DecryptFinal_ex(o, out_o, &l), "tag owner %d: the first message's wrong tag", x);
+    T_OK(t_set_tag(o, tag, 16) && EVP_DecryptInit_ex(o, NULL, NULL, k2, NULL)
+             && EVP_DecryptInit_ex(o, NULL, NULL, NULL, iv3)
+             && EVP_DecryptUpdate(o, NULL, &l, aad, 13)
+             && EVP_DecryptUpdate(o, out_o, &l, out_d, 300),
+         "tag owner %d: the next message", x);
+    T_OK(EVP_DecryptFinal_ex(o, out_o + 300, &l) && memcmp(out_o, src, 300) == 0,
+         "tag owner %d: the tag set after a final did not serve the message after a new key", x);
+    /* a tag set during a message ends with it when a new key drops the IV */
+    T_OK(EVP_DecryptInit_ex(o, NULL, NULL, k1, iv1) && EVP_DecryptUpdate(o, out_o, &l, src, 50)
+             && t_set_tag(o, tag, 16) && EVP_DecryptInit_ex(o, NULL, NULL, k2, NULL)
+             && EVP_DecryptInit_ex(o, NULL, NULL, NULL, iv3)
+             && EVP_DecryptUpdate(o, NULL, &l, aad, 13)
+             && EVP_DecryptUpdate(o, out_o, &l, out_d, 300),
+         "tag owner %d: a message, its tag, then a new key and IV", x);
+    T_REJECT(EVP_DecryptFinal_ex(o, out_o + 300, &l),
+             "tag owner %d: a dropped message's tag served the next one", x);
+    EVP_CIPHER_CTX_free(o);
+    EVP_CIPHER_CTX_free(d);
+}
+
 int main(void)
 {
     int refused_cases = 0;
@@ -559,6 +610,8 @@ int main(void)
         int a = aead_matrix(&refused_cases);
         aead_recover(0);
         aead_recover(1);
+        aead_tag_owner(0);
+        aead_tag_owner(1);
         printf("ChaCha20: %d re-init cases, %d random steps; AEADs: %d cases equal to the default, "
                "%d refused by design\n", m, r, a, refused_cases);
     }

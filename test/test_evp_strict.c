@@ -1138,6 +1138,12 @@ static void test_tls_vs_messages(const alg *a)
     /* Records go on; a key-only init drops the IV; a new IV starts a message. */
     T_OK(tls_aad(ctx, 1, 64) == TAGLEN, "%s: second tlsaad", a->name);
     T_ACCEPT(EVP_EncryptUpdate(ctx, rec, &outl, rec, 64 + TAGLEN), "%s second record", a->name);
+    /* A final while a record is pending: refused, and the pending record goes with it. */
+    T_OK(tls_aad(ctx, 2, 64) == TAGLEN, "%s: third tlsaad", a->name);
+    T_REJECT_SAYS(finr(ctx), "has no final", "%s: final with a record pending", a->name);
+    memcpy(rec, pt, 64);
+    T_REJECT_SAYS(updr(ctx, rec, rec, 64 + TAGLEN), "serves records only",
+                  "%s: a record after the final that dropped its tlsaad", a->name);
     T_ACCEPT(EVP_EncryptInit_ex(ctx, NULL, NULL, key, NULL), "%s key-only init", a->name);
     T_REJECT_SAYS(updr(ctx, out, pt, 64), "no IV set", "%s: text after key-only init in TLS mode",
                   a->name);

@@ -509,6 +509,23 @@ static void test_misuse(const aead *a)
     T_REJECT(EVP_CipherPipelineFinal(ctx, out, outl, outsize),
              "%s: pipeline final on an ordinary context", a->name);
     EVP_CIPHER_CTX_free(ctx);
+
+    /*
+     * A pipeline init drops the ordinary message the context held (with no
+     * cipher given, EVP keeps the provider's context): once an ordinary init
+     * without key or IV has ended pipeline mode, no message is left to
+     * continue.
+     */
+    ctx = EVP_CIPHER_CTX_new();
+    T_OK(EVP_EncryptInit_ex2(ctx, a->ours, key, iv[0], NULL) &&
+         EVP_EncryptUpdate(ctx, buf[0], &il, buf[1], 10), "%s: ordinary message", a->name);
+    T_OK(EVP_CipherPipelineEncryptInit(ctx, NULL, key, 32, n, ivs, a->ivlen),
+         "%s: pipeline init over an ordinary message", a->name);
+    T_OK(EVP_EncryptInit_ex2(ctx, NULL, NULL, NULL, NULL), "%s: init leaving pipeline mode",
+         a->name);
+    T_REJECT(EVP_EncryptUpdate(ctx, buf[0], &il, buf[1], 10),
+             "%s: the message from before the pipeline continued", a->name);
+    EVP_CIPHER_CTX_free(ctx);
 }
 
 /* name is one of the colon-separated names in names. */

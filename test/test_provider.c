@@ -23,11 +23,13 @@
 #include <openssl/core_names.h>
 #include <openssl/err.h>
 #include "test_common.h"
+#include "kernels.h"
 
 #define TAGLEN 16
 
-static const char *const levels[] = { "portable", "avx2", "avx512vl", "avx512-noifma", "avx512",
-                                      "neon" };
+/* Every level name (kernels.h's one list), built in or not; never "best". */
+#define LEVEL_NAME_(name, build) name,
+static const char *const levels[] = { CHAPOLY_LEVEL_LIST(LEVEL_NAME_) };
 
 static int known_level(const char *s)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The serving policy (provider/prov_main.c, serve_all_setting): where the
+ * The serving policy (provider/prov_config.c, serve_all_setting): where the
  * best kernel level is portable (no SIMD kernel for this CPU, or a
  * CHAPOLY_SIMD=OFF build), chapoly by default offers XChaCha20-Poly1305 only,
  * so a `?provider=chapoly` preference leaves ChaCha20, ChaCha20-Poly1305 and

@@ -27,14 +27,8 @@
 #include <openssl/core_names.h>
 #include <openssl/crypto.h>
 #include <openssl/params.h>
-#include "prov.h"
-#include "aead_pipeline.h"
+#include "aead_state.h"
 #include "aead_batch.h"
-
-#define PIPE_KEYLEN 32
-#define PIPE_TAGLEN 16
-/* RFC 8439 2.8: at most 2^32 - 1 blocks of text after the key block. */
-#define PIPE_MAX_TEXT ((((uint64_t)1) << 38) - 64)
 
 _Static_assert(CHAPOLY_MAX_PIPES == CHAPOLY_BATCH_MAX, "one batch per pipeline");
 
@@ -47,7 +41,7 @@ struct aead_pipeline {
     int tags_set;   /* decryption: expected tags present */
     int tags_ready; /* encryption: tags computed by final */
     size_t taglen;  /* of the expected tags */
-    uint8_t tags[CHAPOLY_MAX_PIPES][PIPE_TAGLEN];
+    uint8_t tags[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES];
     uint64_t text_len[CHAPOLY_MAX_PIPES];
     /* decryption: the plaintext written so far per pipe, wiped if final fails */
     unsigned char *out_start[CHAPOLY_MAX_PIPES];
@@ -121,12 +115,19 @@ aead_pipeline *chapoly_pipeline_dup(const aead_pipeline *p)
     return d;
 }
 
-int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t ivlen_alg,
-                          int enc, const unsigned char *key, size_t keylen, size_t numpipes,
-                          const unsigned char **iv, size_t ivlen)
+/*
+ * A pipeline init drops any ordinary message, TLS record state and tag
+ * (EV_PIPELINE); the pipeline's state is allocated on first use. On failure
+ * the pipeline is off, and nothing it held survives.
+ */
+static int aead_pipeline_init(aead_ctx *c, int enc, const unsigned char *key, size_t keylen,
+                              size_t numpipes, const unsigned char **iv, size_t ivlen,
+                              const OSSL_PARAM params[])
 {
-    aead_pipeline *p = *pp;
+    aead_pipeline *p = c->pipe;
 
+    aead_apply(c, aead_lookup(c, EV_PIPELINE));
+    c->enc = enc;
     if (p == NULL) {
         p = OPENSSL_zalloc(sizeof(*p));
         if (p == NULL)
@@ -136,7 +137,7 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
             OPENSSL_free(p);
             return 0;
         }
-        *pp = p;
+        c->pipe = p;
     }
     pipeline_wipe(p);
     if (numpipes == 0 || numpipes > CHAPOLY_MAX_PIPES) {
@@ -144,14 +145,14 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
                     CHAPOLY_MAX_PIPES, numpipes);
         return 0;
     }
-    if (key == NULL || keylen != PIPE_KEYLEN) {
+    if (key == NULL || keylen != CHACHA20_KEY_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "a pipeline needs a 32-byte key, got %s%zu",
                     key == NULL ? "none, length " : "", keylen);
         return 0;
     }
-    if (iv == NULL || ivlen != ivlen_alg) {
+    if (iv == NULL || ivlen != c->ivlen) {
         CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "a pipeline needs %zu-byte IVs, got %s%zu",
-                    ivlen_alg, iv == NULL ? "no array, length " : "", ivlen);
+                    c->ivlen, iv == NULL ? "no array, length " : "", ivlen);
         return 0;
     }
     for (size_t i = 0; i < numpipes; i++) {
@@ -160,10 +161,10 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
             return 0;
         }
     }
-    chapoly_batch_start(p->batch, k, key, iv, numpipes, ivlen_alg == 24);
+    chapoly_batch_start(p->batch, c->k, key, iv, numpipes, c->ivlen == 24);
     p->enc = enc;
     p->numpipes = numpipes;
-    p->taglen = PIPE_TAGLEN;
+    p->taglen = POLY1305_TAG_BYTES;
     if (numpipes == 1) { /* no library call for one pipe */
         p->text_len[0] = 0;
         p->out_start[0] = NULL;
@@ -172,18 +173,30 @@ int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t i
         memset(p->out_start, 0, numpipes * sizeof(p->out_start[0]));
     }
     p->state = PIPE_START;
+    if (!aead_set_ctx_params(c, params)) {
+        pipeline_wipe(p); /* a failed init leaves pipeline mode and wipes the key */
+        return 0;
+    }
     return 1;
 }
 
-#if defined(__GNUC__) || defined(__clang__)
-#define PIPE_COLD __attribute__((cold, noinline))
-#else
-#define PIPE_COLD
-#endif
+int aead_pipeline_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                               size_t numpipes, const unsigned char **iv, size_t ivlen,
+                               const OSSL_PARAM params[])
+{
+    return aead_pipeline_init(vctx, 1, key, keylen, numpipes, iv, ivlen, params);
+}
+
+int aead_pipeline_decrypt_init(void *vctx, const unsigned char *key, size_t keylen,
+                               size_t numpipes, const unsigned char **iv, size_t ivlen,
+                               const OSSL_PARAM params[])
+{
+    return aead_pipeline_init(vctx, 0, key, keylen, numpipes, iv, ivlen, params);
+}
 
 /* Why pipeline_ready refused (out of line: the ready path stays a few instructions). */
-static PIPE_COLD int pipeline_refuse(const aead_pipeline *p, size_t numpipes,
-                                     const char *call)
+static CHAPOLY_COLD int pipeline_refuse(const aead_pipeline *p, size_t numpipes,
+                                        const char *call)
 {
     if (!chapoly_pipeline_active(p))
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
@@ -249,7 +262,7 @@ static int check_text(const aead_pipeline *p, unsigned char **out, const size_t 
                         inl[i]);
             return 0;
         }
-        if (inl[i] > PIPE_MAX_TEXT - p->text_len[i]) {
+        if (inl[i] > CHAPOLY_AEAD_MAX_TEXT - p->text_len[i]) {
             CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE, "pipe %zu: message exceeds the "
                         "ChaCha20-Poly1305 limit of 2^38 - 64 bytes", i);
             return 0;
@@ -268,10 +281,11 @@ static int check_text(const aead_pipeline *p, unsigned char **out, const size_t 
     return 1;
 }
 
-int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **out,
-                            size_t *outl, const size_t *outsize, const unsigned char **in,
-                            const size_t *inl)
+int aead_pipeline_update(void *vctx, size_t numpipes, unsigned char **out, size_t *outl,
+                         const size_t *outsize, const unsigned char **in, const size_t *inl)
 {
+    aead_pipeline *p = ((aead_ctx *)vctx)->pipe;
+
     if (!pipeline_ready(p, numpipes, "pipeline update"))
         return 0;
     if (outl == NULL || inl == NULL || in == NULL) {
@@ -301,10 +315,12 @@ int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **o
     return 1;
 }
 
-int chapoly_pipeline_final(aead_pipeline *p, chapoly_provctx *pc, size_t numpipes,
-                           unsigned char **out, size_t *outl, const size_t *outsize)
+/* Counts one batch and numpipes AEAD messages when the tags are computed or checked. */
+int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out, size_t *outl,
+                        const size_t *outsize)
 {
-    uint8_t calc[CHAPOLY_MAX_PIPES][PIPE_TAGLEN];
+    aead_pipeline *p = ((aead_ctx *)vctx)->pipe;
+    uint8_t calc[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES];
     int ok = 1;
     size_t bad = 0;
 
@@ -328,7 +344,7 @@ int chapoly_pipeline_final(aead_pipeline *p, chapoly_provctx *pc, size_t numpipe
         return 0;
     }
     /* a batch of numpipes seals or opens (failed ones too), as many AEAD messages */
-    chapoly_count_aead(pc, p->enc, numpipes, CHAPOLY_CTR_PIPELINE_BATCHES);
+    chapoly_count_aead(((aead_ctx *)vctx)->pc, p->enc, numpipes, CHAPOLY_CTR_PIPELINE_BATCHES);
     if (p->enc) { /* the tags go out as they are: straight to their buffer */
         chapoly_batch_finish(p->batch, p->tags);
         p->tags_ready = 1;
@@ -371,7 +387,7 @@ static int tag_array(const aead_pipeline *p, const OSSL_PARAM *param, unsigned c
         return 0;
     }
     *taglen = param->data_size;
-    if (*taglen == 0 || *taglen > PIPE_TAGLEN) {
+    if (*taglen == 0 || *taglen > POLY1305_TAG_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_TAG_LENGTH, "tag length %zu not in 1..16", *taglen);
         return 0;
     }

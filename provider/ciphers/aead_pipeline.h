@@ -3,9 +3,9 @@
  * The OpenSSL 3.5 cipher pipeline API for ChaCha20-Poly1305 and
  * XChaCha20-Poly1305 (aead_pipeline.c): numpipes independent messages
  * under one key per EVP_CipherPipeline* call, on the batched AEAD core
- * (core/aead_batch.h). The AEAD context (aead_chacha20_poly1305.c) holds a
- * pointer to this state and forwards the pipeline calls and the
- * "pipeline-tag" parameter here.
+ * (core/aead_batch.h). The AEAD context (aead_state.h) holds a pointer to
+ * this state; the pipeline calls take the context, the "pipeline-tag"
+ * parameter (aead_params.c) comes here.
  *
  * The function ids and the parameter name are OpenSSL's ABI constants: they
  * are defined here when the headers (OpenSSL 3.0) lack them, so one module
@@ -32,21 +32,12 @@
 #define CHAPOLY_MAX_PIPES 32
 
 typedef struct aead_pipeline aead_pipeline;
-struct chapoly_provctx; /* prov.h */
 
 /*
- * *pp is allocated on first use. ivlen_alg is the algorithm's IV length (12
- * or 24). On failure the pipeline is off (nothing it held survives).
+ * The four pipeline dispatch functions are in aead_pipeline.c (declared in
+ * aead_state.h with the AEAD context they take); the rest of the AEAD
+ * reaches the pipeline through these.
  */
-int chapoly_pipeline_init(aead_pipeline **pp, const chapoly_kernels *k, size_t ivlen_alg,
-                          int enc, const unsigned char *key, size_t keylen, size_t numpipes,
-                          const unsigned char **iv, size_t ivlen);
-int chapoly_pipeline_update(aead_pipeline *p, size_t numpipes, unsigned char **out,
-                            size_t *outl, const size_t *outsize, const unsigned char **in,
-                            const size_t *inl);
-/* Counts in pc's statistics: one batch and numpipes AEAD messages when the tags are computed. */
-int chapoly_pipeline_final(aead_pipeline *p, struct chapoly_provctx *pc, size_t numpipes,
-                           unsigned char **out, size_t *outl, const size_t *outsize);
 /* "pipeline-tag": get (encryption, after final) and set (decryption, before final). */
 int chapoly_pipeline_get_tags(aead_pipeline *p, OSSL_PARAM *param);
 int chapoly_pipeline_set_tags(aead_pipeline *p, const OSSL_PARAM *param);

@@ -30,8 +30,6 @@
 #include "bytes.h"
 #include "chacha20_stream.h"
 
-#define CHACHA20_KEYLEN 32
-#define CHACHA20_IVLEN 16
 #define HAVE_KEY 1
 #define HAVE_IV 2
 
@@ -117,11 +115,11 @@ static __attribute__((noinline)) int chacha20_init_key(chacha20_ctx *c, const un
 {
     chacha20_stream *s = &c->stream;
 
-    if (key != NULL && keylen != CHACHA20_KEYLEN) {
+    if (key != NULL && keylen != CHACHA20_KEY_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
         return 0;
     }
-    if (iv != NULL && ivlen != CHACHA20_IVLEN) {
+    if (iv != NULL && ivlen != CHACHA20_CTR_NONCE_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "IV must be 16 bytes, got %zu", ivlen);
         return 0;
     }
@@ -145,7 +143,7 @@ static int chacha20_init(chacha20_ctx *c, const unsigned char *key, size_t keyle
                          const unsigned char *iv, size_t ivlen,
                          const OSSL_PARAM params[])
 {
-    if (key == NULL && iv != NULL && ivlen == CHACHA20_IVLEN)
+    if (key == NULL && iv != NULL && ivlen == CHACHA20_CTR_NONCE_BYTES)
         chacha20_load_iv(c, iv); /* QUIC header protection: once per packet */
     else if (!chacha20_init_key(c, key, keylen, iv, ivlen))
         return 0;
@@ -272,7 +270,7 @@ static int chacha20_cipher(void *vctx, unsigned char *out, size_t *outl,
 
 static int chacha20_get_params(OSSL_PARAM params[])
 {
-    return chapoly_cipher_get_params(params, CHACHA20_KEYLEN, CHACHA20_IVLEN, 0);
+    return chapoly_cipher_get_params(params, CHACHA20_KEY_BYTES, CHACHA20_CTR_NONCE_BYTES, 0);
 }
 
 static const OSSL_PARAM chacha20_known_ctx[] = {
@@ -327,10 +325,10 @@ static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
     (void)vctx;
     for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (NAME_IS(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
-            if (!chacha20_set_size(p, CHACHA20_IVLEN))
+            if (!chacha20_set_size(p, CHACHA20_CTR_NONCE_BYTES))
                 goto err;
         } else if (NAME_IS(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
-            if (!chacha20_set_size(p, CHACHA20_KEYLEN))
+            if (!chacha20_set_size(p, CHACHA20_KEY_BYTES))
                 goto err;
         }
         /*
@@ -351,13 +349,13 @@ static int chacha20_set_ctx_params(void *vctx, const OSSL_PARAM params[])
     (void)vctx;
     for (const OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (NAME_IS(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
-            if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_KEYLEN) {
+            if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_KEY_BYTES) {
                 if (p->data != NULL) /* else it said why */
                     CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                 return 0;
             }
         } else if (NAME_IS(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
-            if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_IVLEN) {
+            if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_CTR_NONCE_BYTES) {
                 if (p->data != NULL) /* else it said why */
                     CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only 16-byte IVs");
                 return 0;

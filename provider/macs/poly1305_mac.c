@@ -10,9 +10,6 @@
 #include "prov.h"
 #include "poly1305_stream.h"
 
-#define POLY_KEYLEN 32
-#define POLY_TAGLEN 16
-
 typedef struct poly_mac_ctx {
     const chapoly_kernels *k;
     chapoly_provctx *pc; /* statistics */
@@ -57,7 +54,7 @@ static void poly_freectx(void *vctx)
 
 static int poly_setkey(poly_mac_ctx *c, const unsigned char *key, size_t keylen)
 {
-    if (keylen != POLY_KEYLEN) {
+    if (keylen != POLY1305_KEY_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "Poly1305 key must be 32 bytes, got %zu", keylen);
         return 0;
     }
@@ -134,14 +131,14 @@ static int poly_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
                                                   : "initialise with a 32-byte key first");
         return 0;
     }
-    if (outsize < POLY_TAGLEN) {
+    if (outsize < POLY1305_TAG_BYTES) {
         CHAPOLY_ERR(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "Poly1305 tag needs 16 bytes");
         return 0;
     }
     chapoly_poly1305_final(c->k, &c->st, out);
     chapoly_count(c->pc, CHAPOLY_CTR_POLY1305_MACS);
     c->updated = -1; /* the key is spent */
-    *outl = POLY_TAGLEN;
+    *outl = POLY1305_TAG_BYTES;
     return 1;
 }
 
@@ -167,7 +164,7 @@ static int poly_get_params(OSSL_PARAM params[])
 {
     OSSL_PARAM *p = OSSL_PARAM_locate(params, OSSL_MAC_PARAM_SIZE);
 
-    if (p != NULL && !chapoly_param_set_size_t(p, POLY_TAGLEN)) {
+    if (p != NULL && !chapoly_param_set_size_t(p, POLY1305_TAG_BYTES)) {
         CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "size");
         return 0;
     }

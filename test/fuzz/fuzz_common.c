@@ -163,8 +163,8 @@ static const char *active_level(OSSL_PROVIDER *prov)
 
 void fz_setup(void)
 {
-    static const char *const want[FZ_MAX_LEVELS] = { "portable", "avx2", "avx512vl",
-                                                      "avx512-noifma", "avx512", "neon" };
+#define LEVEL_NAME_(name, build) name,
+    static const char *const want[] = { CHAPOLY_LEVEL_LIST(LEVEL_NAME_) }; /* kernels.h */
     const char *only = getenv("CHAPOLY_FUZZ_LEVEL"); /* restrict to one level */
 
     if (fz_oracle_ctx != NULL)

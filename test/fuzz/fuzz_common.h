@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <openssl/evp.h>
 #include <openssl/provider.h>
+#include "kernels.h" /* CHAPOLY_LEVEL_LIST */
 
 typedef struct fz_in {
     const uint8_t *p;
@@ -42,7 +43,9 @@ void fz_pattern(uint8_t *dst, size_t n, unsigned pattern, uint64_t seed);
 /* Allocation that never returns NULL; n == 0 gives a 1-byte block. */
 void *fz_malloc(size_t n);
 
-#define FZ_MAX_LEVELS 6
+/* Every level of kernels.h's CHAPOLY_LEVEL_LIST, built in or not. */
+#define FZ_LEVEL_ONE_(name, build) +1
+#define FZ_MAX_LEVELS (0 CHAPOLY_LEVEL_LIST(FZ_LEVEL_ONE_))
 typedef struct fz_level {
     const char *name;
     OSSL_LIB_CTX *ctx;

@@ -223,11 +223,13 @@ active() {
         END { exit !found }' "$2"
 }
 simd=0
-for lv in avx2 avx512vl avx512-noifma avx512 neon; do
-    if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] && "$CHAPOLY_LEVEL_PROBE" "$lv" > /dev/null 2>&1; then
-        simd=1
-    fi
-done
+if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ]; then
+    for lv in $("$CHAPOLY_LEVEL_PROBE" --list); do
+        if [ "$lv" != portable ] && "$CHAPOLY_LEVEL_PROBE" "$lv" > /dev/null 2>&1; then
+            simd=1
+        fi
+    done
+fi
 # loads WHAT CNF: chapoly active beside default, the package's version, and
 # the ciphers chapoly serves here (ChaCha20-Poly1305 where a SIMD level runs).
 loads() {

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The AEAD context's state machine (states and events: aead_state.h), as
+ * one table: every (state, event) pair and its outcome.
+ *
+ * Rules the table implements:
+ *  - An IV starts one message. Once a message has used it (AAD or text
+ *    processed, a final, TLS records), an init with a key and no IV drops
+ *    it (DROP: back to ST_KEY), so a new key never restarts an old nonce.
+ *    An IV no message has used yet (ST_START, or an IV given before the
+ *    key) starts the message when a key arrives.
+ *  - AAD first, then text; a final ends the message, and nothing but an
+ *    init with a key or an IV starts another.
+ *  - TLS 1.2 records (ChaCha20-Poly1305 only: aead_tls.c): each in-place
+ *    update after a "tlsaad" seals or opens a whole record with the core's
+ *    one-shot, under the nonce fixed IV XOR sequence number. Records and
+ *    streaming messages never share an IV: "tlsaad" is accepted only while
+ *    no message has used the IV (ST_START) or in record mode, and an IV set
+ *    as "tlsivfixed" starts record mode directly. Only an init with a new
+ *    IV leaves it.
+ *  - An expected tag (flag tag_set) belongs to one message: the one in
+ *    progress when it was set (states from ST_START on), or, if none was
+ *    (states before ST_START), the next one. So START and DROP keep a tag
+ *    set before ST_START (it is the next message's) and forget one set
+ *    after (it was the previous message's); a final uses it up (FIN), and a
+ *    pipeline init forgets it (RESET). Setting or reading a tag changes no
+ *    state: a tag is read only in ST_SEALED, encrypting (aead_params.c).
+ *  - A pipeline init (OpenSSL 3.5, aead_pipeline.c) resets the context (to
+ *    ST_NEW) and an ordinary init ends pipeline mode. In between the state
+ *    can only become ST_FIXED ("tlsivfixed"), and in both states the table
+ *    refuses update and final: their refusal then names the pipeline
+ *    (aead_refuse_call), so the calls that go ahead need no pipeline check.
+ *
+ * Cells: GO(s) the call does its work, then state s. START(s) the message
+ * starts (the core's start with key and IV), then s (ST_START, or ST_TLS for
+ * a "tlsivfixed" IV). DROP the IV and its message are dropped (the core
+ * clears the message), then ST_KEY. FIN(s) the message is finalised, then s.
+ * RECORD the update is the pending TLS record, then ST_TLS. RESET all
+ * dropped, then ST_NEW. NO(why) refused: the state stays, the error is
+ * why's (why[] below); NO_FINAL also ends the pending record (ST_TLS).
+ * The calls rely on these kinds per column: init and the TLS parameters
+ * GO, START, DROP or NO; update GO (EMPTY: to the same state), RECORD or
+ * NO; final FIN or NO; pipeline RESET.
+ * Argument checks (lengths, buffers, the parameter's type) come before the
+ * table for init and parameters, after it for update and final, and a call
+ * refused by them changes nothing, except that a refused IV keeps the key
+ * of its init (EV_KEY_BAD_IV) and a refused record still ends (ST_TLS).
+ */
+#include <openssl/proverr.h>
+#include "aead_state.h"
+
+#define GO(s) { ST_##s, ACT_NONE, WHY_NONE }
+#define START(s) { ST_##s, ACT_START, WHY_NONE }
+#define DROP { ST_KEY, ACT_DROP, WHY_NONE }
+#define FIN(s) { ST_##s, ACT_FINISH, WHY_NONE }
+#define RECORD { ST_TLS, ACT_RECORD, WHY_NONE }
+#define RESET { ST_NEW, ACT_RESET, WHY_NONE }
+#define NO_(s, w) { ST_##s, ACT_NONE, WHY_##w }
+#define NO_FINAL { ST_TLS, ACT_NONE, WHY_NO_FINAL }
+/* A row: state s and its outcome per event, in the order of the header below. */
+#define ROW(s, key, iv, key_iv, key_bad_iv, fixed_iv, tls_aad, empty, no_input, aad, text,       \
+            seal, open, no_tag, pipeline)                                                      \
+    [ST_##s] = { [EV_KEY] = key, [EV_IV] = iv, [EV_KEY_IV] = key_iv,                           \
+                 [EV_KEY_BAD_IV] = key_bad_iv, [EV_FIXED_IV] = fixed_iv,                       \
+                 [EV_TLS_AAD] = tls_aad, [EV_EMPTY] = empty, [EV_NO_INPUT] = no_input,         \
+                 [EV_AAD] = aad, [EV_TEXT] = text, [EV_SEAL] = seal, [EV_OPEN] = open,         \
+                 [EV_NO_TAG] = no_tag, [EV_PIPELINE] = pipeline }
+
+/* NO(why) in the row of state s: refused, still s. */
+#define NO(w) NO_(SAME_, w)
+enum { ST_SAME_ = 0xff };
+
+/* A new state or event needs its row or column: ROW takes every event by name. */
+_Static_assert(AEAD_NSTATES == 13 && AEAD_NEVENTS == 14, "every row and column below");
+
+const aead_step aead_steps[AEAD_NSTATES][AEAD_NEVENTS] = {
+/*      event: KEY           IV            KEY_IV        KEY_BAD_IV    FIXED_IV      TLS_AAD
+ * (update)    EMPTY         NO_INPUT      AAD           TEXT
+ * (final)     SEAL          OPEN          NO_TAG        PIPELINE
+ * state */
+ROW(NEW,      GO(KEY),      GO(IV),       START(START), GO(KEY),      GO(FIXED),    NO(TLS_KEY),
+              NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),
+              NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),   RESET),
+ROW(KEY,      GO(KEY),      START(START), START(START), GO(KEY),      START(TLS),   NO(TLS_KEY),
+              NO(NO_IV),    NO(NO_IV),    NO(NO_IV),    NO(NO_IV),
+              NO(NO_IV),    NO(NO_IV),    NO(NO_IV),    RESET),
+ROW(IV,       START(START), GO(IV),       START(START), GO(IDLE),     GO(FIXED),    NO(TLS_KEY),
+              NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),
+              NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),   RESET),
+ROW(FIXED,    START(TLS),   GO(IV),       START(START), GO(IDLE_FIX), GO(FIXED),    NO(TLS_KEY),
+              NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),
+              NO(NO_KEY),   NO(NO_KEY),   NO(NO_KEY),   RESET),
+ROW(IDLE,     START(START), START(START), START(START), GO(IDLE),     START(TLS),   NO(IV_USED),
+              NO(NO_IV),    NO(NO_IV),    NO(NO_IV),    NO(NO_IV),
+              NO(NO_IV),    NO(NO_IV),    NO(NO_IV),    RESET),
+ROW(IDLE_FIX, START(TLS),   START(START), START(START), GO(IDLE_FIX), START(TLS),   NO(IV_USED),
+              NO(NO_IV),    NO(NO_IV),    NO(NO_IV),    NO(NO_IV),
+              NO(NO_IV),    NO(NO_IV),    NO(NO_IV),    RESET),
+ROW(SEALED,   DROP,         START(START), START(START), GO(SEALED),   START(TLS),   NO(IV_USED),
+              NO(ENDED),    NO(ENDED),    NO(ENDED),    NO(ENDED),
+              NO(ENDED),    NO(ENDED),    NO(ENDED),    RESET),
+ROW(OPENED,   DROP,         START(START), START(START), GO(OPENED),   START(TLS),   NO(IV_USED),
+              NO(ENDED),    NO(ENDED),    NO(ENDED),    NO(ENDED),
+              NO(ENDED),    NO(ENDED),    NO(ENDED),    RESET),
+ROW(START,    START(START), START(START), START(START), GO(START),    START(TLS),   GO(RECORD),
+              GO(START),    NO(NULL_IN),  GO(AAD),      GO(TEXT),
+              FIN(SEALED),  FIN(OPENED),  NO(NO_TAG),   RESET),
+ROW(AAD,      DROP,         START(START), START(START), GO(AAD),      START(TLS),   NO(IV_USED),
+              GO(AAD),      NO(NULL_IN),  GO(AAD),      GO(TEXT),
+              FIN(SEALED),  FIN(OPENED),  NO(NO_TAG),   RESET),
+ROW(TEXT,     DROP,         START(START), START(START), GO(TEXT),     START(TLS),   NO(IV_USED),
+              GO(TEXT),     NO(NULL_IN),  NO(AAD_LATE), GO(TEXT),
+              FIN(SEALED),  FIN(OPENED),  NO(NO_TAG),   RESET),
+ROW(TLS,      DROP,         START(START), START(START), GO(TLS),      START(TLS),   GO(RECORD),
+              NO(RECORDS),  NO(RECORDS),  NO(RECORDS),  NO(RECORDS),
+              NO(RECORDS),  NO(RECORDS),  NO(RECORDS),  RESET),
+ROW(RECORD,   DROP,         START(START), START(START), GO(RECORD),   START(TLS),   GO(RECORD),
+              RECORD,       RECORD,       RECORD,       RECORD,
+              NO_FINAL,     NO_FINAL,     NO_FINAL,     RESET),
+};
+
+static const struct {
+    int reason;
+    const char *text;
+} why[] = {
+    [WHY_NO_KEY] = { PROV_R_NO_KEY_SET, "initialise with a 32-byte key first" },
+    [WHY_NO_IV] = { PROV_R_CIPHER_OPERATION_FAILED, "no IV set: initialise with an IV first" },
+    [WHY_ENDED] = { PROV_R_CIPHER_OPERATION_FAILED,
+                    "message already finalised; re-initialise with a new IV" },
+    [WHY_RECORDS] = { PROV_R_CIPHER_OPERATION_FAILED,
+                      "TLS record mode: the IV serves records only; re-initialise with a new "
+                      "IV for a message" },
+    [WHY_AAD_LATE] = { PROV_R_CIPHER_OPERATION_FAILED, "AAD after data is not allowed" },
+    [WHY_NULL_IN] = { PROV_R_INVALID_DATA, "NULL input" },
+    [WHY_NO_TAG] = { PROV_R_TAG_NOT_SET, "decryption needs the expected tag before final" },
+    [WHY_NO_FINAL] = { PROV_R_CIPHER_OPERATION_FAILED, "TLS record mode has no final" },
+    [WHY_TLS_KEY] = { PROV_R_NO_KEY_SET, "TLS record mode needs the key and fixed IV first" },
+    [WHY_IV_USED] = { PROV_R_CIPHER_OPERATION_FAILED,
+                      "TLS record mode: a message has used this IV; re-initialise with the "
+                      "fixed IV first" },
+    [WHY_PIPELINE] = { PROV_R_CIPHER_OPERATION_FAILED,
+                       "the context is initialised for a pipeline: use "
+                       "EVP_CipherPipelineUpdate/Final, or an ordinary init first" },
+};
+
+int aead_refuse_at(aead_ctx *c, const aead_step *s, int call, const char *file, int line,
+                   const char *func)
+{
+    static const aead_step pipeline = NO(PIPELINE);
+
+    if (call && chapoly_pipeline_active(c->pipe))
+        s = &pipeline;
+    ERR_new();
+    ERR_set_debug(file, line, func);
+    ERR_set_error(ERR_LIB_PROV, why[s->why].reason, "%s", why[s->why].text);
+    if (s->next != ST_SAME_)
+        c->state = (enum aead_state)s->next;
+    return 0;
+}
+
+void aead_act(aead_ctx *c, const aead_step *s)
+{
+    switch (s->act) {
+    case ACT_DROP:
+        if (c->state >= ST_START) /* not a tag set before ST_START: the next message's */
+            c->tag_set = 0;
+        chapoly_aead_clear(&c->msg); /* its MAC state, keystream and (sub)key */
+        break;
+    case ACT_FINISH:
+        c->tag_set = 0;
+        break;
+    case ACT_RESET:
+        if (c->state != ST_NEW)
+            chapoly_aead_clear(&c->msg);
+        c->tag_set = 0;
+        break;
+    }
+}
