@@ -3,17 +3,23 @@
  * "avx512" level only, which requires IFMA (dispatch.c); the other AVX-512
  * levels use poly1305_avx2.c. Nothing here looks at the CPU.
  *
- * Paths by the number of 16-byte blocks nb in one blocks() call (measured
- * crossovers on the development machine, whole MAC, core cycles):
+ * Paths by the number of 16-byte blocks nb in one blocks() call (the
+ * crossovers below are in one place, measured on the development machine,
+ * whole MAC, core cycles):
  *   nb <  IFMA_MIN8   scalar radix 2^64 (poly1305_scalar.h): no key powers,
  *                     nothing to convert (~14 cycles per block);
  *   nb <  IFMA_MIN16  one 8-lane accumulator stepping by r^8;
  *   otherwise         two 8-lane accumulators A, B (blocks 16i..16i+7 and
  *                     16i+8..16i+15) stepping by r^16, which hides the
  *                     latency of one multiply + carry chain.
- * The vector paths cost ~90 (r^1..r^8) or ~135 (r^1..r^16) cycles of key
- * powers plus ~40-100 to fold the lanes at the end; that fixed cost, not
- * the per-block rate, sets the thresholds.
+ * The vector paths pay a fixed cost: the key powers (three or four
+ * dependent multiplies, ~110 / ~150 cycles here, where a dependent vector
+ * op takes 2 cycles) and the fold of the lanes at the end (~45). A call
+ * that starts from the scalar hash therefore first hashes nb mod 8 blocks
+ * (8 more when that is below IFMA_PREFIX) with the scalar code, in program
+ * order between the levels of the key powers, so the integer pipes work
+ * through them while the vector pipes wait on the powers; the vector part
+ * is then a whole number of batches and leaves no partial batch.
  *
  * Each step computes h <- h * r^n + m: the message limbs are the initial
  * value of the low IFMA accumulators, so adding them costs nothing.
@@ -21,17 +27,20 @@
  * Lanes stay pending across blocks() calls: a call that ends on a whole
  * batch stores the lanes (not yet multiplied by their final powers) and the
  * next call continues stepping. The lanes are folded into one radix-2^64
- * hash only when a call ends with a partial batch, or at final. With pending
- * lanes the hash is
+ * hash when a call ends with a partial batch, when a short call (below
+ * IFMA_TAIL blocks: the MAC's padded last block) finds them pending, or at
+ * final. With pending lanes the hash is
  *   8 lanes C:      sum_j C_j r^(8-j)
  *   16 lanes A, B:  sum_j A_j r^(16-j) + B_j r^(8-j)     (j = 0..7)
  * so A = 0, B = C turns the first form into the second.
  *
- * A partial last batch of k blocks is placed in the last k lanes (powers
- * r^k..r^1) and folded in together with the final powers:
+ * A call that continues pending lanes and ends with k >= IFMA_TAIL blocks
+ * after its last whole batch places them in the last k lanes (powers
+ * r^k..r^1) and folds them in together with the final powers:
  *   hash = sum_j A_j (r^(16-j) r^k) + MA_j r^(16-j) + (same for B, C)
  * where r^k times the power vector does not depend on the hash, so the
- * chain after the last full batch is one multiply long.
+ * chain after the last full batch is one multiply long. Fewer than
+ * IFMA_TAIL such blocks are hashed by the scalar code after a plain fold.
  *
  * Key powers r^1..r^8 (and r^9..r^16 when 16 lanes are used) are computed
  * the first time a call needs them, then kept until final: init only stores
@@ -47,16 +56,18 @@
 #include "poly1305_ifma.h"
 
 /*
- * Block counts at which the vector paths take over (set by measurement).
- * IFMA_MIN8: on the Zen 4 test machine (EVP_MAC, fresh key per message)
- * scalar beats 8 lanes with a partial batch up to ~26 blocks (18 blocks:
- * 110 against 146 ns) and loses from 32 on; whole batches (24) break even.
+ * Block counts at which the vector paths take over (set by measurement on
+ * the development machine, AMD EPYC family 26 model 2, Zen 5 class: the
+ * micro-benchmark of the whole MAC, init + blocks + final, interleaved
+ * builds): 8 lanes with the scalar prefix beside the powers beat the
+ * scalar code from 15 blocks (240 B: 242 against 248 cycles; 256 B: 242
+ * against 263), 16 lanes beat 8 from 33 (528-624 B: 333 against 349).
  */
 #ifndef IFMA_MIN8
-#define IFMA_MIN8 24
+#define IFMA_MIN8 15
 #endif
 #ifndef IFMA_MIN16
-#define IFMA_MIN16 40
+#define IFMA_MIN16 32
 #endif
 /*
  * Streaming: once this many blocks went through the scalar path, or once
@@ -72,11 +83,32 @@
 #ifndef IFMA_WARM
 #define IFMA_WARM 16
 #endif
+/*
+ * The scalar prefix beside fresh key powers (vec_prefix): nb mod 8
+ * blocks, plus 8 when that is below IFMA_PREFIX. Here the three levels of
+ * the powers hide about 8 scalar blocks: 24 blocks took 314 cycles with no
+ * prefix and 283 with 8; 26 blocks 314 with 2, 305 with 10; 27 blocks 314
+ * with 3, 319 with 11. A core with shorter vector latency hides fewer
+ * (a lower value); 0 never moves a batch to the scalar side.
+ */
+#ifndef IFMA_PREFIX
+#define IFMA_PREFIX 3
+#endif
+/*
+ * A call of fewer blocks than this that finds lanes pending (or the blocks
+ * after the last whole batch of a call that continues them) folds the
+ * lanes and hashes the blocks with the scalar code, instead of placing
+ * them in a partial batch, which costs a multiply of the powers by r^k.
+ */
+#ifndef IFMA_TAIL
+#define IFMA_TAIL 3
+#endif
 
 _Static_assert(W_END <= POLY1305_PRIV_WORDS, "IFMA state must fit priv");
 _Static_assert(W_END % 8 == 0, "wipe_words clears 8 words at a time");
 _Static_assert(IFMA_MIN8 >= 8 && IFMA_MIN16 >= 16 && IFMA_WARM >= 16,
                "a vector run starts with one whole batch");
+_Static_assert(IFMA_TAIL >= 1 && IFMA_TAIL <= 8, "a tail is shorter than a batch");
 _Static_assert(W_LANES % 8 == 0 && W_POW % 8 == 0 && W_POW20 % 8 == 0,
                "vector tables must be 64-byte aligned");
 
@@ -107,42 +139,117 @@ CHAPOLY_INLINE v3 select_or_one(__mmask8 sel, v3 x)
 }
 
 /*
+ * Pin a vector value: the code computing it is emitted before this point
+ * (volatile asm keeps its order with the scalar block loops, which are
+ * volatile asm too).
+ */
+#define PIN(x) __asm__ volatile("" : "+v"(x))
+#define PIN_V3(v) do { PIN((v).l0); PIN((v).l1); PIN((v).l2); } while (0)
+
+/*
+ * The scalar blocks that run beside the key powers (see vec_prefix): a
+ * share of them after each level of the powers.
+ */
+typedef struct {
+    uint64_t *p;
+    const uint8_t *in;
+    size_t left, per;
+    uint64_t padbit;
+} beside;
+
+CHAPOLY_INLINE void beside_step(beside *b)
+{
+    size_t n = b->left < b->per ? b->left : b->per;
+
+    if (n > 0) {
+        sc_blocks_mem(b->p + W_H, b->p + W_KEY, b->in, n, b->padbit);
+        b->in += 16 * n;
+        b->left -= n;
+    }
+}
+
+/*
  * Key powers. Lane j of V8 holds r^(8-j); built in three dependent
  * multiplies from r, r^2 (lanes by parity) and r^4 (upper half), then
- * V16 = V8 * r^8.
+ * V16 = V8 * r^8. Computed in registers (the run keeps using them) and
+ * stored in the table for later calls and the final fold.
+ *
+ * The levels are latency-bound (~110 core cycles for the three on the
+ * Zen 5 development machine, whose dependent vector ops take 2 cycles),
+ * and the scalar blocks do not depend on them: with b, a share of b's
+ * blocks is placed in program order after each level, so the out-of-order
+ * core runs the scalar chain on the integer pipes during the levels. (All
+ * of the blocks after the powers measured no faster than none: the powers
+ * then hold the reorder buffer's head while the scalar loop fills it.)
  */
-__attribute__((noinline)) void poly1305_powers_avx512ifma(uint64_t *p, int want16)
+CHAPOLY_INLINE vkey powers8(const uint64_t *p, beside *b)
+{
+    uint64_t r0 = p[W_KEY], r1 = p[W_KEY + 1];
+    v3 r = { _mm512_set1_epi64((long long)(r0 & M44)),
+             _mm512_set1_epi64((long long)(((r0 >> 44) | (r1 << 20)) & M44)),
+             _mm512_set1_epi64((long long)(r1 >> 24)) };
+    vkey kr = key_of(r);
+    v3 r2 = pow_mul(r, &kr);
+
+    if (b != NULL) {
+        PIN_V3(r2);
+        beside_step(b);
+    }
+    /* lanes: even j -> r^2, odd j -> r */
+    v3 u = { _mm512_mask_blend_epi64(0xaa, r2.l0, r.l0),
+             _mm512_mask_blend_epi64(0xaa, r2.l1, r.l1),
+             _mm512_mask_blend_epi64(0xaa, r2.l2, r.l2) };
+    /* times r^2 in lanes 0, 1, 4, 5 -> r^4 r^3 r^2 r^1 r^4 r^3 r^2 r^1 */
+    vkey w = key_of(select_or_one(0x33, r2));
+    u = pow_mul(u, &w);
+    if (b != NULL) {
+        PIN_V3(u);
+        beside_step(b);
+    }
+    /* times r^4 in lanes 0..3 -> r^8 .. r^1 */
+    w = key_of(select_or_one(0x0f, bcast_lane0(u)));
+    u = pow_mul(u, &w);
+    if (b != NULL) {
+        PIN_V3(u);
+        beside_step(b);
+    }
+    return key_of(u);
+}
+
+/* V16 = V8 * r^8 (lane j: r^(16-j)). */
+CHAPOLY_INLINE vkey powers16(const vkey *k8)
+{
+    v3 v8 = { k8->r0, k8->r1, k8->r2 };
+    vkey r8 = key_of(bcast_lane0(v8));
+
+    return key_of(pow_mul(v8, &r8));
+}
+
+/* r^e in every lane from a power vector holding it in lane i. */
+CHAPOLY_INLINE vkey vkey_lane(const vkey *k, unsigned i)
+{
+    const __m512i idx = _mm512_set1_epi64((long long)i);
+    vkey b = { _mm512_permutexvar_epi64(idx, k->r0), _mm512_permutexvar_epi64(idx, k->r1),
+               _mm512_permutexvar_epi64(idx, k->r2), _mm512_permutexvar_epi64(idx, k->s1),
+               _mm512_permutexvar_epi64(idx, k->s2) };
+    return b;
+}
+
+void poly1305_powers_avx512ifma(uint64_t *p, int want16)
 {
     unsigned st = (unsigned)p[W_STATE];
     vkey k8;
 
     if (!(st & ST_POW8)) {
-        uint64_t r0 = p[W_KEY], r1 = p[W_KEY + 1];
-        v3 r = { _mm512_set1_epi64((long long)(r0 & M44)),
-                 _mm512_set1_epi64((long long)(((r0 >> 44) | (r1 << 20)) & M44)),
-                 _mm512_set1_epi64((long long)(r1 >> 24)) };
-        vkey kr = key_of(r);
-        v3 r2 = pow_mul(r, &kr);
-        /* lanes: even j -> r^2, odd j -> r */
-        v3 u = { _mm512_mask_blend_epi64(0xaa, r2.l0, r.l0),
-                 _mm512_mask_blend_epi64(0xaa, r2.l1, r.l1),
-                 _mm512_mask_blend_epi64(0xaa, r2.l2, r.l2) };
-        /* times r^2 in lanes 0, 1, 4, 5 -> r^4 r^3 r^2 r^1 r^4 r^3 r^2 r^1 */
-        vkey w = key_of(select_or_one(0x33, r2));
-        u = pow_mul(u, &w);
-        /* times r^4 in lanes 0..3 -> r^8 .. r^1 */
-        w = key_of(select_or_one(0x0f, bcast_lane0(u)));
-        u = pow_mul(u, &w);
-        k8 = key_of(u);
+        k8 = powers8(p, NULL);
         pow_store(p, 8, &k8);
         st |= ST_POW8;
     } else if (want16 && !(st & ST_POW16)) {
         k8 = pow_vec(p, 8);
     }
     if (want16 && !(st & ST_POW16)) {
-        v3 v8 = { k8.r0, k8.r1, k8.r2 };
-        vkey r8 = key_of(bcast_lane0(v8));
-        vkey k16 = key_of(pow_mul(v8, &r8));
+        vkey k16 = powers16(&k8);
+
         pow_store(p, 0, &k16);
         st |= ST_POW16;
     }
@@ -234,6 +341,28 @@ static __attribute__((noinline)) void finish8(uint64_t *p, const uint8_t *in,
 }
 
 /*
+ * A call that starts from the scalar hash (no lanes pending) hashes its
+ * first 'pre' blocks with the scalar code and the rest, a whole number of
+ * batches, in lanes: no partial batch to fold at the end. When the key
+ * powers are computed in the call, those blocks run beside them (powers8)
+ * and a prefix shorter than IFMA_PREFIX blocks takes one more batch.
+ */
+CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers)
+{
+    size_t pre = nb % 8;
+
+    if (fresh_powers && pre + 1 <= IFMA_PREFIX && nb - pre >= 16)
+        pre += 8;
+    return pre;
+}
+
+CHAPOLY_INLINE void scalar_run(uint64_t *p, const uint8_t *in, size_t nb, uint64_t padbit)
+{
+    sc_blocks_mem(p + W_H, p + W_KEY, in, nb, padbit);
+    put64(p + W_SCALAR, p[W_SCALAR] + nb);
+}
+
+/*
  * The vector paths stay out of line (also run8, finish*): inlined, their
  * 64-byte aligned frame and register saves were paid by every short call.
  */
@@ -241,25 +370,60 @@ static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
                                             size_t nb, uint64_t padbit)
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
-    unsigned st;
+    unsigned st = (unsigned)p[W_STATE];
+    vkey k8, k16;
     v3 a, b;
 
-    poly1305_powers_avx512ifma(p, 1);
-    st = (unsigned)p[W_STATE];
-    if (st & ST_L16) {
-        a = v3_load(p + W_LANES);
+    if (st & (ST_L8 | ST_L16)) {
+        k8 = pow_vec(p, 8);
+        k16 = (st & ST_POW16) ? pow_vec(p, 0) : powers16(&k8);
         b = v3_load(p + W_LANES + 24);
-    } else if (st & ST_L8) {
-        a = v3_zero();
-        b = v3_load(p + W_LANES + 24);
-    } else { /* scalar hash, nb >= 16: it joins block 0 in lane 0 */
-        a = v3_add(load8(in, padv), scalar_to_lane0(p));
-        b = load8(in + 128, padv);
-        in += 256;
-        nb -= 16;
-    }
+        a = (st & ST_L16) ? v3_load(p + W_LANES) : v3_zero();
+    } else {
+        /*
+         * Scalar hash: a prefix (beside the powers it needs), then the
+         * hash joins the first vector block in lane 0, of B when the
+         * batches are odd in number (A = 0, B = C is the 8-lane form).
+         */
+        size_t pre = vec_prefix(nb, !(st & ST_POW16));
+        beside bs = { p, in, pre, (pre + 3) / 4, padbit }; /* over 4 levels */
 
-    vkey r16 = pow_bcast(p, 16);
+        if (!(st & ST_POW8)) {
+            k8 = powers8(p, &bs);
+            pow_store(p, 8, &k8);
+        } else {
+            k8 = pow_vec(p, 8);
+        }
+        if (!(st & ST_POW16)) {
+            k16 = powers16(&k8);
+            PIN(k16.r0);
+            PIN(k16.r1);
+            PIN(k16.r2);
+        } else {
+            k16 = pow_vec(p, 0);
+        }
+        bs.per = bs.left; /* the rest after the last level */
+        beside_step(&bs);
+        put64(p + W_SCALAR, p[W_SCALAR] + pre);
+        in += 16 * pre;
+        nb -= pre;
+        if ((nb / 8) & 1) {
+            a = v3_zero();
+            b = v3_add(load8(in, padv), scalar_to_lane0(p));
+            in += 128;
+            nb -= 8;
+        } else {
+            a = v3_add(load8(in, padv), scalar_to_lane0(p));
+            b = load8(in + 128, padv);
+            in += 256;
+            nb -= 16;
+        }
+    }
+    if (!(st & ST_POW16))
+        pow_store(p, 0, &k16);
+    st |= ST_POW8 | ST_POW16;
+
+    vkey r16 = vkey_lane(&k16, 0);
     while (nb >= 16) {
         a = ifma_mul(a, &r16, load8(in, padv));
         b = ifma_mul(b, &r16, load8(in + 128, padv));
@@ -269,10 +433,14 @@ static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
     st &= ~(ST_L8 | ST_L16);
     v3_store(p + W_LANES, a);
     v3_store(p + W_LANES + 24, b);
-    if (nb == 0)
+    if (nb == 0) {
         st |= ST_L16;
-    else
+    } else if (nb < IFMA_TAIL) {
+        finish16(p, NULL, 0, 0);
+        scalar_run(p, in, nb, padbit);
+    } else {
         finish16(p, in, (unsigned)nb, padbit);
+    }
     p[W_STATE] = st;
 }
 
@@ -280,20 +448,36 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
                                            size_t nb, uint64_t padbit)
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
-    unsigned st;
+    unsigned st = (unsigned)p[W_STATE];
+    vkey k8;
     v3 c;
 
-    poly1305_powers_avx512ifma(p, 0);
-    st = (unsigned)p[W_STATE];
     if (st & ST_L8) {
+        k8 = pow_vec(p, 8);
         c = v3_load(p + W_LANES + 24);
-    } else { /* scalar hash, nb >= 8 */
+    } else { /* scalar hash: a prefix, then it joins block 0 in lane 0 */
+        size_t pre = vec_prefix(nb, !(st & ST_POW8));
+
+        if (!(st & ST_POW8)) {
+            beside bs = { p, in, pre, (pre + 2) / 3, padbit };
+
+            k8 = powers8(p, &bs);
+            pow_store(p, 8, &k8);
+            put64(p + W_SCALAR, p[W_SCALAR] + pre);
+        } else {
+            k8 = pow_vec(p, 8);
+            if (pre > 0)
+                scalar_run(p, in, pre, padbit);
+        }
+        in += 16 * pre;
+        nb -= pre;
         c = v3_add(load8(in, padv), scalar_to_lane0(p));
         in += 128;
         nb -= 8;
     }
+    st |= ST_POW8;
 
-    vkey r8 = pow_bcast(p, 8);
+    vkey r8 = vkey_lane(&k8, 0);
     while (nb >= 8) {
         c = ifma_mul(c, &r8, load8(in, padv));
         in += 128;
@@ -301,10 +485,14 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
     }
     st &= ~(ST_L8 | ST_L16);
     v3_store(p + W_LANES + 24, c);
-    if (nb == 0)
+    if (nb == 0) {
         st |= ST_L8;
-    else
+    } else if (nb < IFMA_TAIL) {
+        finish8(p, NULL, 0, 0);
+        scalar_run(p, in, nb, padbit);
+    } else {
         finish8(p, in, (unsigned)nb, padbit);
+    }
     p[W_STATE] = st;
 }
 
@@ -354,6 +542,16 @@ CHAPOLY_INLINE void scrub_below_sp_vector(void)
                      : "xmm16", "memory");
 }
 
+/* Pending lanes folded into the scalar hash. */
+static __attribute__((noinline)) void fold_lanes(uint64_t *p, unsigned s)
+{
+    if (s & ST_L16)
+        finish16(p, NULL, 0, 0);
+    else
+        finish8(p, NULL, 0, 0);
+    p[W_STATE] = s & ~(ST_L8 | ST_L16);
+}
+
 void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit)
 {
@@ -365,8 +563,14 @@ void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
 
     if (nb == 0)
         return;
-    if ((s & ST_L16) || nb >= IFMA_MIN16 ||
-        (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
+    if ((s & (ST_L8 | ST_L16)) && nb < IFMA_TAIL) {
+        /* a short call after whole batches: fold them, then scalar blocks */
+        fold_lanes(p, s);
+        scrub_below_sp_vector();
+        zero_zmm16_31();
+        scalar_run(p, in, nb, pad);
+    } else if ((s & ST_L16) || nb >= IFMA_MIN16 ||
+               (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
         run16(p, in, nb, pad);
         scrub_below_sp_vector();
         zero_zmm16_31();
@@ -375,8 +579,7 @@ void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
         scrub_below_sp_vector();
         zero_zmm16_31();
     } else {
-        sc_blocks_mem(p + W_H, p + W_KEY, in, nb, pad);
-        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+        scalar_run(p, in, nb, pad);
     }
 }
 
@@ -396,10 +599,7 @@ void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])
     unsigned s = (unsigned)p[W_STATE];
 
     if (s & (ST_L8 | ST_L16)) {
-        if (s & ST_L16)
-            finish16(p, NULL, 0, 0);
-        else
-            finish8(p, NULL, 0, 0);
+        fold_lanes(p, s);
         scrub_below_sp_vector();
         zero_zmm16_31();
     }

@@ -246,6 +246,7 @@ int main(void)
         chacha_diff(k);
         hchacha_diff(k);
         poly_diff(k);
+        poly_calls_diff(k);
         aead_diff(k);
         xor_hash_diff(k);
         xor_hash_range_diff(k);

@@ -635,18 +635,22 @@ static void kernel_words(const uint8_t *tag, const poly1305_state *before,
 }
 
 /*
- * Two blocks() calls of n1 and n2 blocks, then final. n1: 1 and 5 (scalar
- * everywhere), 17 and 20 (scalar below the IFMA 8-lane threshold, 24),
- * 36 (IFMA 8 lanes + a partial batch),
- * 32 and 64 (whole batches: lanes pend until the next
- * call), 45 and 256 (16 lanes / AVX2 batches). n2 = 1 (a padded partial
- * block: pending lanes are folded), 16 (whole batches go on) or none
- * (final folds the lanes).
+ * Two blocks() calls of n1 and n2 blocks, then final. n1: 1, 5 and 14
+ * (scalar everywhere), 17, 20 and 24 (IFMA 8 lanes after a scalar prefix
+ * of 1, 4 and 8 blocks run beside the key powers), 32, 43, 45 (16 lanes;
+ * 43: an odd number of batches), 64 and 256 (whole batches: lanes pend
+ * until the next call; AVX2 batches). n2 = 1 (a padded partial block:
+ * pending lanes are folded, then a scalar block), 13 and 21 (lanes go on,
+ * then a partial batch of 5 blocks), 17 (lanes go on, then one scalar
+ * block after the fold), 16 (whole batches go on) or none (final folds
+ * the lanes).
  */
 static void kernel_poly_stack(const chapoly_kernels *k)
 {
-    static const size_t n[][2] = { { 1, 1 }, { 5, 1 }, { 17, 1 }, { 20, 1 }, { 32, 0 },
-                                   { 32, 1 }, { 36, 1 }, { 45, 1 }, { 64, 16 }, { 256, 0 } };
+    static const size_t n[][2] = { { 1, 1 },   { 5, 1 },  { 14, 1 },  { 17, 1 },
+                                   { 20, 1 },  { 24, 13 }, { 24, 17 }, { 32, 0 },
+                                   { 32, 1 },  { 32, 21 }, { 43, 1 },  { 45, 1 },
+                                   { 64, 16 }, { 256, 0 } };
     char what[96];
 
     for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
@@ -688,6 +692,13 @@ static void kernel_poly_stack(const chapoly_kernels *k)
         snprintf(what, sizeof(what), "kernel poly1305_final after %zu + %zu blocks", n1, n2);
         check_op(kernel_op, &o, what);
         T_EQ_MEM(ktag, tag, 16, "kernel tag after %zu + %zu blocks", n1, n2);
+        /* final wipes the state: hash, key, pad, lanes and key powers */
+        size_t left = POLY1305_PRIV_WORDS;
+        for (size_t w = 0; w < POLY1305_PRIV_WORDS; w++)
+            if (kst.priv[w] == 0)
+                left--;
+        T_OK(left == 0, "kernel poly1305_final after %zu + %zu blocks (%s): %zu state words not wiped",
+             n1, n2, t_kernel(), left);
     }
 }
 
