@@ -21,6 +21,14 @@
  * through them while the vector pipes wait on the powers; the vector part
  * is then a whole number of batches and leaves no partial batch.
  *
+ * The first vector call on a state (no lanes, no powers in the table, no
+ * vector call before: a one-shot MAC, the AEAD's text) keeps the key
+ * powers and lanes in registers and folds the lanes at its end: no table
+ * or lanes stored, nothing of them to wipe at final (a first vector call
+ * with stores and a fold in the next call or final took ~20 cycles more
+ * here). A later vector call stores them and leaves lanes pending, for
+ * streams of updates.
+ *
  * Each step computes h <- h * r^n + m: the message limbs are the initial
  * value of the low IFMA accumulators, so adding them costs nothing.
  *
@@ -366,11 +374,13 @@ CHAPOLY_INLINE void scalar_run(uint64_t *p, const uint8_t *in, size_t nb, uint64
  * The vector paths stay out of line (also run8, finish*): inlined, their
  * 64-byte aligned frame and register saves were paid by every short call.
  */
-static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
-                                            size_t nb, uint64_t padbit)
+/* Returns 1 if finish16 ran (a deeper dead stack, see the scrub). */
+static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
+                                           size_t nb, uint64_t padbit)
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
     unsigned st = (unsigned)p[W_STATE];
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC));
     vkey k8, k16;
     v3 a, b;
 
@@ -390,7 +400,8 @@ static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
 
         if (!(st & ST_POW8)) {
             k8 = powers8(p, &bs);
-            pow_store(p, 8, &k8);
+            if (!once)
+                pow_store(p, 8, &k8);
         } else {
             k8 = pow_vec(p, 8);
         }
@@ -419,10 +430,6 @@ static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
             nb -= 16;
         }
     }
-    if (!(st & ST_POW16))
-        pow_store(p, 0, &k16);
-    st |= ST_POW8 | ST_POW16;
-
     vkey r16 = vkey_lane(&k16, 0);
     while (nb >= 16) {
         a = ifma_mul(a, &r16, load8(in, padv));
@@ -430,18 +437,28 @@ static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
         in += 256;
         nb -= 16;
     }
+    if (once) { /* whole batches: fold now, from registers */
+        store_scalar(p, acc_to_scalar(acc_mad_tree(acc_mad_tree(acc_init(v3_zero()), a, &k16),
+                                                   b, &k8)));
+        p[W_STATE] = st | ST_VEC;
+        return 0;
+    }
+    if (!(st & ST_POW16))
+        pow_store(p, 0, &k16);
+    st |= ST_POW8 | ST_POW16 | ST_VEC;
     st &= ~(ST_L8 | ST_L16);
     v3_store(p + W_LANES, a);
     v3_store(p + W_LANES + 24, b);
-    if (nb == 0) {
-        st |= ST_L16;
-    } else if (nb < IFMA_TAIL) {
+    p[W_STATE] = st | (nb == 0 ? ST_L16 : 0);
+    if (nb == 0)
+        return 0;
+    if (nb < IFMA_TAIL) {
         finish16(p, NULL, 0, 0);
         scalar_run(p, in, nb, padbit);
     } else {
         finish16(p, in, (unsigned)nb, padbit);
     }
-    p[W_STATE] = st;
+    return 1;
 }
 
 static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
@@ -449,6 +466,7 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
     unsigned st = (unsigned)p[W_STATE];
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC));
     vkey k8;
     v3 c;
 
@@ -462,7 +480,8 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
             beside bs = { p, in, pre, (pre + 2) / 3, padbit };
 
             k8 = powers8(p, &bs);
-            pow_store(p, 8, &k8);
+            if (!once)
+                pow_store(p, 8, &k8);
             put64(p + W_SCALAR, p[W_SCALAR] + pre);
         } else {
             k8 = pow_vec(p, 8);
@@ -475,14 +494,18 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
         in += 128;
         nb -= 8;
     }
-    st |= ST_POW8;
-
     vkey r8 = vkey_lane(&k8, 0);
     while (nb >= 8) {
         c = ifma_mul(c, &r8, load8(in, padv));
         in += 128;
         nb -= 8;
     }
+    if (once) { /* whole batches: fold now, from registers */
+        store_scalar(p, acc_to_scalar(acc_mad_tree(acc_init(v3_zero()), c, &k8)));
+        p[W_STATE] = st | ST_VEC;
+        return;
+    }
+    st |= ST_POW8 | ST_VEC;
     st &= ~(ST_L8 | ST_L16);
     v3_store(p + W_LANES + 24, c);
     if (nb == 0) {
@@ -519,27 +542,66 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
  * checks the dead stack after every path; it fails with SCRUB_VECTOR 64
  * and with the C block loop (sc_blocks) without a scrub.
  */
-#define SCRUB_VECTOR 1024
 #define ZS1(o) "vmovdqa64 %%zmm16, -" #o "(%[t])\n\t"
 
-CHAPOLY_INLINE void scrub_below_sp_vector(void)
+/*
+ * n (256, 512 or 1024) bytes: 256 after the 8-lane path (run8, finish8: no
+ * vector spills; a frame of pushes, a 64-byte realignment and a few GPR
+ * slots, under 200 bytes with GCC 12), 512 after run16 alone (three zmm
+ * spills in a frame under 400 bytes), 1024 when finish16 ran (run16 and
+ * finish16 frames: about 600 bytes, 64-byte realignment included). Each
+ * 64-byte store, queued behind the fold a first vector call ends with,
+ * costs: the 1 KiB form took ~12 cycles more than none there.
+ */
+#define SCRUB_VECTOR 1024
+#define SCRUB_VECTOR_MID 512
+#define SCRUB_VECTOR8 256
+
+CHAPOLY_INLINE void scrub_below_sp_vector_n(unsigned n)
 {
     uintptr_t t;
 
-    _Static_assert(SCRUB_VECTOR == 1024, "scrub_below_sp_vector stores 1 KiB");
     /* the stack pointer goes down first: no store below it (valgrind) */
-    __asm__ volatile("movq %%rsp, %[t]\n\t"
-                     "andq $-64, %[t]\n\t"
-                     "subq $1088, %%rsp\n\t"
-                     "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
-                     ZS1(64) ZS1(128) ZS1(192) ZS1(256)
-                     ZS1(320) ZS1(384) ZS1(448) ZS1(512)
-                     ZS1(576) ZS1(640) ZS1(704) ZS1(768)
-                     ZS1(832) ZS1(896) ZS1(960) ZS1(1024)
-                     "addq $1088, %%rsp"
-                     : [t] "=&r"(t)
-                     :
-                     : "xmm16", "memory");
+    if (n == SCRUB_VECTOR8) {
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-64, %[t]\n\t"
+                         "subq $320, %%rsp\n\t"
+                         "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
+                         ZS1(64) ZS1(128) ZS1(192) ZS1(256)
+                         "addq $320, %%rsp"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm16", "memory");
+    } else if (n == SCRUB_VECTOR_MID) {
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-64, %[t]\n\t"
+                         "subq $576, %%rsp\n\t"
+                         "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
+                         ZS1(64) ZS1(128) ZS1(192) ZS1(256)
+                         ZS1(320) ZS1(384) ZS1(448) ZS1(512)
+                         "addq $576, %%rsp"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm16", "memory");
+    } else {
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-64, %[t]\n\t"
+                         "subq $1088, %%rsp\n\t"
+                         "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
+                         ZS1(64) ZS1(128) ZS1(192) ZS1(256)
+                         ZS1(320) ZS1(384) ZS1(448) ZS1(512)
+                         ZS1(576) ZS1(640) ZS1(704) ZS1(768)
+                         ZS1(832) ZS1(896) ZS1(960) ZS1(1024)
+                         "addq $1088, %%rsp"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm16", "memory");
+    }
+}
+
+CHAPOLY_INLINE void scrub_below_sp_vector(void)
+{
+    scrub_below_sp_vector_n(SCRUB_VECTOR);
 }
 
 /* Pending lanes folded into the scalar hash. */
@@ -571,12 +633,11 @@ void poly1305_blocks_avx512ifma(poly1305_state *st, const uint8_t *in,
         scalar_run(p, in, nb, pad);
     } else if ((s & ST_L16) || nb >= IFMA_MIN16 ||
                (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
-        run16(p, in, nb, pad);
-        scrub_below_sp_vector();
+        scrub_below_sp_vector_n(run16(p, in, nb, pad) ? SCRUB_VECTOR : SCRUB_VECTOR_MID);
         zero_zmm16_31();
     } else if ((s & ST_L8) || nb >= IFMA_MIN8 || (warm && nb >= IFMA_WARM)) {
         run8(p, in, nb, pad);
-        scrub_below_sp_vector();
+        scrub_below_sp_vector_n(SCRUB_VECTOR8);
         zero_zmm16_31();
     } else {
         scalar_run(p, in, nb, pad);
@@ -589,8 +650,19 @@ CHAPOLY_INLINE void final_scalar(uint64_t *p, unsigned s, uint8_t tag[16])
     sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
 
     sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
-    /* lanes and powers exist only if a vector path ran */
-    wipe_words(p, s & (ST_POW8 | ST_POW16) ? W_END : W_LANES);
+    /*
+     * What was written: the head; with r^1..r^8 the lanes C and that half
+     * of the table; with r^9..r^16 the rest. (A first vector call keeps
+     * its powers and lanes in registers: nothing of them in the state.)
+     */
+    wipe_words(p, s & ST_POW16 ? W_END : W_LANES);
+    if ((s & (ST_POW8 | ST_POW16)) == ST_POW8) {
+        wipe_words(p + W_LANES + 24, 24);
+        for (unsigned l = 0; l < 3; l++)
+            wipe_words(p + W_POW + 16 * l + 8, 8);
+        for (unsigned l = 0; l < 2; l++)
+            wipe_words(p + W_POW20 + 16 * l + 8, 8);
+    }
 }
 
 void poly1305_final_avx512ifma(poly1305_state *st, uint8_t tag[16])

@@ -22,6 +22,7 @@
 #define ST_L16 2u    /* 16 lanes pending in A, B */
 #define ST_POW8 4u   /* r^1..r^8 in the table (i = 8..15) */
 #define ST_POW16 8u  /* r^9..r^16 in the table (i = 0..7) */
+#define ST_VEC 16u   /* a vector call ran (poly1305_avx512.c: the next ones keep powers) */
 
 #define M44 0xfffffffffffULL
 #define M42 0x3ffffffffffULL

@@ -301,6 +301,61 @@ static uint64_t le64(const uint8_t *p)
     return v;
 }
 
+/* a * b mod 2^130 - 5, five 26-bit limbs (fully carried, a value below 2^130 + 2^26). */
+static void mul26(uint32_t h[5], const uint32_t a[5], const uint32_t b[5])
+{
+    uint64_t d[5];
+
+    for (int i = 0; i < 5; i++) {
+        d[i] = 0;
+        for (int j = 0; j < 5; j++) {
+            int k = i - j;
+            d[i] += k >= 0 ? (uint64_t)a[j] * b[k] : (uint64_t)a[j] * b[k + 5] * 5;
+        }
+    }
+    uint64_t c = 0;
+    for (int i = 0; i < 5; i++) {
+        d[i] += c;
+        c = d[i] >> 26;
+        h[i] = (uint32_t)(d[i] & 0x3ffffff);
+    }
+    c = h[0] + c * 5;
+    h[0] = (uint32_t)(c & 0x3ffffff);
+    h[1] += (uint32_t)(c >> 26);
+}
+
+/*
+ * The key powers r^2..r^16 in the forms a SIMD level may hold them
+ * (kernel registers spilled to the stack, whether or not the state keeps
+ * a copy): radix 2^64 words and radix 2^44 limbs with their 20x multiples.
+ * Radix 2^26 limbs are too small to tell from other stack values.
+ */
+static void add_power_words(uint64_t r0, uint64_t r1)
+{
+    uint32_t r[5] = { (uint32_t)(r0 & 0x3ffffff), (uint32_t)((r0 >> 26) & 0x3ffffff),
+                      (uint32_t)(((r0 >> 52) | (r1 << 12)) & 0x3ffffff),
+                      (uint32_t)((r1 >> 14) & 0x3ffffff), (uint32_t)(r1 >> 40) };
+    uint32_t x[5];
+
+    memcpy(x, r, sizeof(x));
+    for (int e = 2; e <= 16; e++) {
+        mul26(x, x, r);
+        uint64_t w0 = x[0] | ((uint64_t)x[1] << 26) | ((uint64_t)x[2] << 52);
+        uint64_t w1 = (x[2] >> 12) | ((uint64_t)x[3] << 14) | ((uint64_t)x[4] << 40);
+        uint64_t l0 = w0 & 0xfffffffffffULL, l1 = ((w0 >> 44) | (w1 << 20)) & 0xfffffffffffULL;
+        uint64_t l2 = (w1 >> 24) | ((uint64_t)(x[4] >> 24) << 40);
+
+        add_word(w0, "key power word 0 (radix 2^64)");
+        add_word(w1, "key power word 1 (radix 2^64)");
+        add_word(l0, "key power limb 0 (radix 2^44)");
+        add_word(l1, "key power limb 1 (radix 2^44)");
+        add_word(20 * l1, "key power limb 1 x 20 (radix 2^44)");
+        if ((l2 >> 40) != 0)
+            add_word(l2, "key power limb 2 (radix 2^44)");
+        add_word(20 * l2, "key power limb 2 x 20 (radix 2^44)");
+    }
+}
+
 /* Words derived from a Poly1305 key; tag (may be NULL) gives tag - s. */
 static void add_poly_words(const uint8_t key[32], const uint8_t *tag)
 {
@@ -316,6 +371,7 @@ static void add_poly_words(const uint8_t key[32], const uint8_t *tag)
     add_word(le64(key + 24), "s bytes 8..15");
     add_word(r0 & 0xfffffffffffULL, "r limb 0 (radix 2^44)");
     add_word(((r0 >> 44) | (r1 << 20)) & 0xfffffffffffULL, "r limb 1 (radix 2^44)");
+    add_power_words(r0, r1);
     if (tag != NULL) {
         /* (h mod p) mod 2^128 = tag - s: the accumulator at final */
         uint64_t s0 = le64(key + 16), s1 = le64(key + 24);
