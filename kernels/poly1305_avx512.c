@@ -193,35 +193,49 @@ CHAPOLY_INLINE void beside_step(beside *b)
 CHAPOLY_INLINE vkey powers8(const uint64_t *p, beside *b)
 {
     uint64_t r0 = p[W_KEY], r1 = p[W_KEY + 1];
-    v3 r = { _mm512_set1_epi64((long long)(r0 & M44)),
-             _mm512_set1_epi64((long long)(((r0 >> 44) | (r1 << 20)) & M44)),
-             _mm512_set1_epi64((long long)(r1 >> 24)) };
-    vkey kr = key_of(r);
-    v3 r2 = pow_mul(r, &kr);
+    /* levels 1 and 2 in 4 lanes (ymm), level 3 in 8 */
+    v3y r = { _mm256_set1_epi64x((long long)(r0 & M44)),
+              _mm256_set1_epi64x((long long)(((r0 >> 44) | (r1 << 20)) & M44)),
+              _mm256_set1_epi64x((long long)(r1 >> 24)) };
+    vkeyy kr = keyy_of(r);
+    v3y r2 = pow_muly(r, &kr);
 
     if (b != NULL) {
-        PIN_V3(r2);
+        PIN(r2.l0);
+        PIN(r2.l1);
+        PIN(r2.l2);
         beside_step(b);
     }
-    /* lanes: even j -> r^2, odd j -> r */
-    v3 u = { _mm512_mask_blend_epi64(0xaa, r2.l0, r.l0),
-             _mm512_mask_blend_epi64(0xaa, r2.l1, r.l1),
-             _mm512_mask_blend_epi64(0xaa, r2.l2, r.l2) };
-    /* times r^2 in lanes 0, 1, 4, 5 -> r^4 r^3 r^2 r^1 r^4 r^3 r^2 r^1 */
-    vkey w = key_of(select_or_one(0x33, r2));
-    u = pow_mul(u, &w);
+    /* lanes: even j -> r^2, odd j -> r; times r^2 in lanes 0, 1 -> r^4 r^3 r^2 r^1 */
+    const __m256i one = _mm256_set1_epi64x(1), zy = _mm256_setzero_si256();
+    v3y u = { _mm256_blend_epi32(r2.l0, r.l0, 0xcc), _mm256_blend_epi32(r2.l1, r.l1, 0xcc),
+              _mm256_blend_epi32(r2.l2, r.l2, 0xcc) };
+    v3y w = { _mm256_blend_epi32(r2.l0, one, 0xf0), _mm256_blend_epi32(r2.l1, zy, 0xf0),
+              _mm256_blend_epi32(r2.l2, zy, 0xf0) };
+    vkeyy kw = keyy_of(w);
+    u = pow_muly(u, &kw);
     if (b != NULL) {
-        PIN_V3(u);
+        PIN(u.l0);
+        PIN(u.l1);
+        PIN(u.l2);
         beside_step(b);
     }
-    /* times r^4 in lanes 0..3 -> r^8 .. r^1 */
-    w = key_of(select_or_one(0x0f, bcast_lane0(u)));
-    u = pow_mul(u, &w);
+    /* both halves r^4..r^1, times r^4 in lanes 0..3 -> r^8 .. r^1 */
+#define BOTH(x) _mm512_inserti64x4(_mm512_castsi256_si512(x), (x), 1)
+#define LOW4(x) _mm512_zextsi256_si512(_mm256_permute4x64_epi64((x), 0))
+    v3 uu = { BOTH(u.l0), BOTH(u.l1), BOTH(u.l2) };
+    v3 ww = { _mm512_mask_blend_epi64(0x0f, _mm512_set1_epi64(1), LOW4(u.l0)), LOW4(u.l1),
+              LOW4(u.l2) };
+#undef BOTH
+#undef LOW4
+    vkey kw8 = key_of(ww);
+
+    uu = pow_mul(uu, &kw8);
     if (b != NULL) {
-        PIN_V3(u);
+        PIN_V3(uu);
         beside_step(b);
     }
-    return key_of(u);
+    return key_of(uu);
 }
 
 /* V16 = V8 * r^8 (lane j: r^(16-j)). */
@@ -355,11 +369,15 @@ static __attribute__((noinline)) void finish8(uint64_t *p, const uint8_t *in,
  * powers are computed in the call, those blocks run beside them (powers8)
  * and a prefix shorter than IFMA_PREFIX blocks takes one more batch.
  */
-CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers)
+CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers, int lanes16)
 {
-    size_t pre = nb % 8;
+    size_t pre = nb % 8, batches = (nb - pre) / 8;
 
-    if (fresh_powers && pre + 1 <= IFMA_PREFIX && nb - pre >= 16)
+    /*
+     * One batch less saves a step of 8 lanes, but a step of 16 only when
+     * the batches are odd in number (the first goes alone into B).
+     */
+    if (fresh_powers && pre + 1 <= IFMA_PREFIX && batches >= 2 && (!lanes16 || (batches & 1)))
         pre += 8;
     return pre;
 }
@@ -395,7 +413,7 @@ static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
          * hash joins the first vector block in lane 0, of B when the
          * batches are odd in number (A = 0, B = C is the 8-lane form).
          */
-        size_t pre = vec_prefix(nb, !(st & ST_POW16));
+        size_t pre = vec_prefix(nb, !(st & ST_POW16), 1);
         beside bs = { p, in, pre, (pre + 3) / 4, padbit }; /* over 4 levels */
 
         if (!(st & ST_POW8)) {
@@ -474,7 +492,7 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
         k8 = pow_vec(p, 8);
         c = v3_load(p + W_LANES + 24);
     } else { /* scalar hash: a prefix, then it joins block 0 in lane 0 */
-        size_t pre = vec_prefix(nb, !(st & ST_POW8));
+        size_t pre = vec_prefix(nb, !(st & ST_POW8), 0);
 
         if (!(st & ST_POW8)) {
             beside bs = { p, in, pre, (pre + 2) / 3, padbit };
