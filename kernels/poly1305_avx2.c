@@ -34,7 +34,9 @@
  * dependent vector ops take 2 cycles: whole MAC, interleaved builds; the
  * vector path beat the scalar one from 23 blocks, 368 bytes: 357 against
  * 376 cycles, and lost at 22: 353 against 350). A core with 1-cycle vector
- * latency (Intel, Zen 2-4) crosses over earlier.
+ * latency crosses over earlier (estimates from llvm-mca-16 for the vector
+ * part, scalar blocks at ~14-18 cycles): Haswell..Ice Lake ~16, Zen 3/4
+ * ~20, Zen 2 ~22; unknown 22.
  */
 #ifndef AVX2_MIN4
 #define AVX2_MIN4 22

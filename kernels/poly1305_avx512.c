@@ -70,6 +70,18 @@
  * builds): 8 lanes with the scalar prefix beside the powers beat the
  * scalar code from 15 blocks (240 B: 242 against 248 cycles; 256 B: 242
  * against 263), 16 lanes beat 8 from 33 (528-624 B: 333 against 349).
+ *
+ * Other cores (estimates from llvm-mca-16 for the vector parts, scalar
+ * blocks at their measured ~14 cycles on Zen 4/5 and ~16 on Intel; LLVM 16
+ * models sapphirerapids as icelake-server):
+ *   Zen 4: IFMA_MIN8 20 (powers ~166 cycles: 512-bit ops are split), and
+ *          no 16 lanes (a 16-lane step, ~92, costs two 8-lane steps, ~96:
+ *          the second chain only adds the r^16 level and a larger fold);
+ *   Ice Lake-SP: IFMA_MIN8 12, IFMA_MIN16 ~80 (16-lane step 48 against
+ *          2 x 33; r^16 level 44, fold +21), IFMA_PREFIX 0 or 3 (equal);
+ *   Sapphire Rapids (two 512-bit IFMA ports): IFMA_MIN8 ~10-12,
+ *          IFMA_MIN16 ~40, IFMA_PREFIX 0;
+ *   unknown: IFMA_MIN8 20, IFMA_MIN16 64.
  */
 #ifndef IFMA_MIN8
 #define IFMA_MIN8 15
