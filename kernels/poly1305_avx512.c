@@ -149,15 +149,6 @@ CHAPOLY_INLINE v3 bcast_lane0(v3 h)
     return b;
 }
 
-/* Lanes in 'sel' take x, the others the value 1. */
-CHAPOLY_INLINE v3 select_or_one(__mmask8 sel, v3 x)
-{
-    v3 w = { _mm512_mask_blend_epi64(sel, _mm512_set1_epi64(1), x.l0),
-             _mm512_maskz_mov_epi64(sel, x.l1),
-             _mm512_maskz_mov_epi64(sel, x.l2) };
-    return w;
-}
-
 /*
  * Pin a vector value: the code computing it is emitted before this point
  * (volatile asm keeps its order with the scalar block loops, which are
