@@ -22,12 +22,12 @@
  * is then a whole number of batches and leaves no partial batch.
  *
  * The first vector call on a state (no lanes, no powers in the table, no
- * vector call before: a one-shot MAC, the AEAD's text) keeps the key
- * powers and lanes in registers and folds the lanes at its end: no table
- * or lanes stored, nothing of them to wipe at final (a first vector call
- * with stores and a fold in the next call or final took ~20 cycles more
- * here). A later vector call stores them and leaves lanes pending, for
- * streams of updates.
+ * vector call before: a one-shot MAC, the AEAD's text), if shorter than
+ * IFMA_KEEP blocks, keeps the key powers and lanes in registers and folds
+ * the lanes at its end: no table or lanes stored, nothing of them to wipe
+ * at final (with stores and the fold in the next call or final it took
+ * ~20 cycles more here). Other vector calls store them and leave lanes
+ * pending, for streams of updates.
  *
  * Each step computes h <- h * r^n + m: the message limbs are the initial
  * value of the low IFMA accumulators, so adding them costs nothing.
@@ -113,6 +113,17 @@
  */
 #ifndef IFMA_PREFIX
 #define IFMA_PREFIX 3
+#endif
+/*
+ * A first vector call (see the top of the file) of this many blocks or
+ * more stores its powers and leaves its lanes pending like any other: a
+ * call that long is likely the first of a stream (the AEAD's 2 KiB
+ * refills: folding it and computing the powers again in the next call cost
+ * 2-4 % of a 4 KiB seal in 64-byte updates here), and the stores and the
+ * wipe are a small share of it.
+ */
+#ifndef IFMA_KEEP
+#define IFMA_KEEP 64
 #endif
 /*
  * A call of fewer blocks than this that finds lanes pending (or the blocks
@@ -401,7 +412,7 @@ static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
     unsigned st = (unsigned)p[W_STATE];
-    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC));
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < IFMA_KEEP;
     vkey k8, k16;
     v3 a, b;
 
@@ -487,7 +498,7 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
     unsigned st = (unsigned)p[W_STATE];
-    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC));
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < IFMA_KEEP;
     vkey k8;
     v3 c;
 
