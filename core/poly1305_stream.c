@@ -40,16 +40,43 @@ void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
     }
 }
 
+/*
+ * The padded last block: the buffered bytes, a 1, zeros. On little-endian
+ * hosts it is made in two 64-bit words and written back whole: the block
+ * function reads it as 64-bit words, and a load that spans a byte store
+ * and a memset's stores is not forwarded (it waits for them to reach the
+ * cache: ~10 % of a 100-byte EVP MAC on the Zen 5 development machine).
+ * Bytes past buflen may be stale (or, in a state on the stack, never
+ * written); the masks drop them.
+ */
+static void pad_block(poly1305_state *st)
+{
+    size_t n = st->buflen; /* 1..15 */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w[2];
+
+    memcpy(w, st->buf, sizeof(w));
+    if (n < 8) {
+        w[0] = (w[0] & (((uint64_t)1 << (8 * n)) - 1)) | (uint64_t)1 << (8 * n);
+        w[1] = 0;
+    } else {
+        w[1] = (w[1] & (((uint64_t)1 << (8 * (n - 8))) - 1)) | (uint64_t)1 << (8 * (n - 8));
+    }
+    memcpy(st->buf, w, sizeof(w));
+#else
+    st->buf[n] = 1;
+    memset(st->buf + n + 1, 0, POLY1305_BLOCK_BYTES - n - 1);
+#endif
+}
+
 void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
                             uint8_t tag[16])
 {
     if (st->buflen > 0) {
-        st->buf[st->buflen] = 1;
-        memset(st->buf + st->buflen + 1, 0,
-               POLY1305_BLOCK_BYTES - st->buflen - 1);
+        pad_block(st);
         k->poly1305_blocks(k, st, st->buf, POLY1305_BLOCK_BYTES, 0);
     }
     k->poly1305_final(k, st, tag);
-    chapoly_wipe(st->buf, sizeof(st->buf));
+    chapoly_wipe_inline(st->buf, sizeof(st->buf)); /* the last message bytes; no call */
     st->buflen = 0;
 }

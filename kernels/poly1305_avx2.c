@@ -3,17 +3,23 @@
  * Poly1305 with AVX2, radix 2^26 in four 64-bit lanes (vpmuludq), for the
  * "avx2" level and for the AVX-512 levels on CPUs without IFMA.
  *
- * Short calls run the scalar radix-2^64 code (poly1305_scalar.h). Longer
- * ones put block 4i + j in lane j and step two batches at a time,
+ * Short calls run the scalar radix-2^64 code (poly1305_scalar.h, the asm
+ * block loop: ~14 cycles per block against ~16 for the C loop). Longer
+ * ones hash nb mod 4 blocks with the scalar code first (after the key
+ * powers in program order: two scalar chains the core runs side by side),
+ * then put block 4i + j in lane j: one step h <- h * r^4 + m when the
+ * batches are odd in number (it needs no r^8, which is made beside it),
+ * then two batches at a time,
  *   h <- h * r^8 + m1 * r^4 + m2,
- * where m1 * r^4 does not depend on h: one multiply and one carry chain on
- * the critical path per 128 bytes (a single step h * r^4 + m was latency
- * bound at 45 cycles per 64 bytes here). The message limbs of m2 start the
- * product sums. As in poly1305_avx512.c the lanes stay pending across
- * calls that end on a whole batch; the hash is then sum_j H_j r^(4-j). A
- * call that ends with k = 1..3 extra blocks puts them in the last k lanes
- * and applies the final powers at once:
- *   hash = sum_j H_j (r^(4-j) r^k) + M_j r^(4-j).
+ * where m1 * r^4 does not depend on h: one multiply and one carry on the
+ * critical path per 128 bytes. The message limbs of m2 start the product
+ * sums. As in poly1305_avx512.c the lanes stay pending across calls that
+ * end on a whole batch; the hash is then sum_j H_j r^(4-j). A call that
+ * continues them and ends with k >= AVX2_TAIL extra blocks puts those in
+ * the last k lanes and applies the final powers at once:
+ *   hash = sum_j H_j (r^(4-j) r^k) + M_j r^(4-j);
+ * fewer go through the scalar code after a plain fold (fold4), as does a
+ * short call (the MAC's padded last block) that finds lanes pending.
  *
  * Limbs: h = sum h_i 2^(26 i), i = 0..4; 2^130 == 5, so the wrapped terms use
  * s_i = 5 r_i. Every limb that enters vpmuludq is below 2^32 (bounds at
@@ -23,9 +29,18 @@
 #include "kernels_impl.h"
 #include "poly1305_scalar.h"
 
-/* Block count at which the vector path takes over (set by measurement). */
+/*
+ * Block count at which the vector path takes over (set by measurement on
+ * the development machine, AMD EPYC family 26 model 2, Zen 5 class, whose
+ * dependent vector ops take 2 cycles: whole MAC, interleaved builds; the
+ * vector path beat the scalar one from 23 blocks, 368 bytes: 357 against
+ * 376 cycles, and lost at 22: 353 against 350). A core with 1-cycle vector
+ * latency crosses over earlier (estimates from llvm-mca-16 for the vector
+ * part, scalar blocks at ~14-18 cycles): Haswell..Ice Lake ~16, Zen 3/4
+ * ~20, Zen 2 ~22; unknown 22.
+ */
 #ifndef AVX2_MIN4
-#define AVX2_MIN4 32
+#define AVX2_MIN4 22
 #endif
 /*
  * Once the powers exist or AVX2_STREAM blocks went scalar, calls from
@@ -37,6 +52,23 @@
 #endif
 #ifndef AVX2_WARM
 #define AVX2_WARM 16
+#endif
+/*
+ * The scalar prefix of a call that computes the powers (vec_prefix): 4
+ * more blocks when nb mod 4 is below this. The scalar powers leave the
+ * multiplier little room here: 4 more scalar blocks measured 5-20 cycles
+ * slower than the vector batch they replace, so 0.
+ */
+#ifndef AVX2_PREFIX
+#define AVX2_PREFIX 0
+#endif
+/*
+ * Fewer blocks than this after pending lanes (a short call, or the end of
+ * a call that continues them): fold, then scalar blocks, instead of a
+ * partial batch (see IFMA_TAIL in poly1305_avx512.c).
+ */
+#ifndef AVX2_TAIL
+#define AVX2_TAIL 3
 #endif
 
 /*
@@ -50,7 +82,8 @@
 #define W_END 144
 
 #define ST_L4 1u  /* lanes pending */
-#define ST_POW 2u /* the tables above are filled */
+#define ST_POW 2u /* V4 (W_POW, W_POW5) and r^4 (W_R4) are filled */
+#define ST_R8 4u  /* r^8 (W_R8) is filled */
 
 _Static_assert(W_END <= POLY1305_PRIV_WORDS, "AVX2 state must fit priv");
 _Static_assert(W_END % 8 == 0, "wipe_words clears 8 words at a time");
@@ -59,6 +92,7 @@ _Static_assert(W_LANES % 4 == 0 && W_POW % 4 == 0 && W_POW5 % 4 == 0 &&
                "vector tables must be 32-byte aligned");
 _Static_assert(AVX2_MIN4 >= 4 && AVX2_WARM >= 4,
                "the first vector batch needs 4 blocks");
+_Static_assert(AVX2_TAIL >= 1 && AVX2_TAIL <= 4, "a tail is shorter than a batch");
 
 #define M26 0x3ffffffULL
 
@@ -113,23 +147,31 @@ CHAPOLY_INLINE v5 avx2_mad(v5 d, v5 x, const vkey5 *k)
 }
 
 /*
- * Lazy carry, two interleaved chains. Inputs to avx2_mad have limbs below
- * 2^27, multipliers r_i < 2^26.4, s_i < 2^28.8; with at most two whole
- * multiplies summed plus a message limb, d_i < 2^60. Output limbs:
- * h0, h2, h3 < 2^26, h1 < 2^26 + 2^11, h4 < 2^26 + 2^8.
+ * Carry: two rounds in which every limb passes its excess up at once (the
+ * top one times 5 to limb 0). Shorter latency than one serial chain
+ * through the limbs (measured 2-3 % on the whole MAC from 448 bytes on
+ * this Zen 5, whose dependent vector ops take 2 cycles). Inputs to
+ * avx2_mad have limbs below 2^27, multipliers r_i < 2^26.4, s_i < 2^28.8;
+ * with at most two whole multiplies summed plus a message limb, d_i <
+ * 2^60. Round one: c_i < 2^34, limb 0 < 2^26 + 5 * 2^34 < 2^36.4, the
+ * others < 2^26 + 2^34; round two: limb 0 and 1 < 2^26 + 2^10.4, limbs
+ * 2..4 < 2^26 + 2^8.1, all below 2^27 again.
  */
 CHAPOLY_INLINE v5 avx2_carry(v5 d)
 {
     const __m256i m = _mm256_set1_epi64x((long long)M26);
-    __m256i c;
 
-    c = _mm256_srli_epi64(d.l3, 26); d.l3 = _mm256_and_si256(d.l3, m); d.l4 = ADD(d.l4, c);
-    c = _mm256_srli_epi64(d.l0, 26); d.l0 = _mm256_and_si256(d.l0, m); d.l1 = ADD(d.l1, c);
-    c = _mm256_srli_epi64(d.l4, 26); d.l4 = _mm256_and_si256(d.l4, m); d.l0 = ADD(d.l0, times5(c));
-    c = _mm256_srli_epi64(d.l1, 26); d.l1 = _mm256_and_si256(d.l1, m); d.l2 = ADD(d.l2, c);
-    c = _mm256_srli_epi64(d.l0, 26); d.l0 = _mm256_and_si256(d.l0, m); d.l1 = ADD(d.l1, c);
-    c = _mm256_srli_epi64(d.l2, 26); d.l2 = _mm256_and_si256(d.l2, m); d.l3 = ADD(d.l3, c);
-    c = _mm256_srli_epi64(d.l3, 26); d.l3 = _mm256_and_si256(d.l3, m); d.l4 = ADD(d.l4, c);
+    for (int round = 0; round < 2; round++) {
+        __m256i c0 = _mm256_srli_epi64(d.l0, 26), c1 = _mm256_srli_epi64(d.l1, 26),
+                c2 = _mm256_srli_epi64(d.l2, 26), c3 = _mm256_srli_epi64(d.l3, 26),
+                c4 = _mm256_srli_epi64(d.l4, 26);
+
+        d.l0 = ADD(_mm256_and_si256(d.l0, m), times5(c4));
+        d.l1 = ADD(_mm256_and_si256(d.l1, m), c0);
+        d.l2 = ADD(_mm256_and_si256(d.l2, m), c1);
+        d.l3 = ADD(_mm256_and_si256(d.l3, m), c2);
+        d.l4 = ADD(_mm256_and_si256(d.l4, m), c3);
+    }
     return d;
 }
 
@@ -234,44 +276,62 @@ CHAPOLY_INLINE void key5_store(uint64_t *w, const vkey5 *k)
 }
 
 /*
- * Key powers, once per key: r^1..r^4 with the scalar multiply, then r^8 =
- * r^4 r^4 in vector form. The vectors are built in registers (a vector load
- * of words just written by scalar stores is not forwarded: it waits for the
- * stores to reach the cache).
+ * Key powers, once per key: r^1..r^4 with the scalar multiply (three
+ * dependent ones), then in vector form V4 (lane j: r^(4-j)) at W_POW and
+ * r^4 in every lane at W_R4. The vectors are built in registers (a vector
+ * load of words just written by scalar stores is not forwarded: it waits
+ * for the stores to reach the cache). r^8 (W_R8) comes later, from r^4 in
+ * vector form, when a call has pairs of batches (r8_powers).
  */
+/* (a, b, c, d) in lanes 0..3, built in registers (vmovq, vpinsrq, vinserti128). */
+CHAPOLY_INLINE __m256i lanes4(uint64_t a, uint64_t b, uint64_t c, uint64_t d)
+{
+    __m128i lo = _mm_insert_epi64(_mm_cvtsi64_si128((long long)a), (long long)b, 1);
+    __m128i hi = _mm_insert_epi64(_mm_cvtsi64_si128((long long)c), (long long)d, 1);
+
+    return _mm256_inserti128_si256(_mm256_castsi128_si256(lo), hi, 1);
+}
+
+/* Radix 2^64 words (h2 <= 4) in each lane -> five 26-bit limbs (to26). */
+CHAPOLY_INLINE v5 to26_vec(__m256i w0, __m256i w1, __m256i w2)
+{
+    const __m256i m = _mm256_set1_epi64x((long long)M26);
+    v5 r = { _mm256_and_si256(w0, m),
+             _mm256_and_si256(_mm256_srli_epi64(w0, 26), m),
+             _mm256_and_si256(_mm256_or_si256(_mm256_srli_epi64(w0, 52),
+                                              _mm256_slli_epi64(w1, 12)), m),
+             _mm256_and_si256(_mm256_srli_epi64(w1, 14), m),
+             _mm256_or_si256(_mm256_srli_epi64(w1, 40), _mm256_slli_epi64(w2, 24)) };
+    return r;
+}
+
 static __attribute__((noinline)) void avx2_powers(uint64_t *p)
 {
     sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
-    sc_hash x = { k.r0, k.r1, 0 };
-    uint64_t l[4][5]; /* l[e - 1] = limbs of r^e */
+    sc_hash r1 = { k.r0, k.r1, 0 };
+    sc_hash r2 = sc_mul_r(r1, k);
+    sc_hash r3 = sc_mul_r(r2, k);
+    sc_hash r4 = sc_mul_r(r3, k);
+    v5 v = to26_vec(lanes4(r4.h0, r3.h0, r2.h0, r1.h0), lanes4(r4.h1, r3.h1, r2.h1, r1.h1),
+                    lanes4(r4.h2, r3.h2, r2.h2, r1.h2));
+    /* lane 0 (r^4) in every lane */
+#define L0(x) _mm256_permute4x64_epi64((x), 0)
+    v5 b4 = { L0(v.l0), L0(v.l1), L0(v.l2), L0(v.l3), L0(v.l4) };
+#undef L0
+    vkey5 kv = key5_of(v), k4 = key5_of(b4);
 
-    for (unsigned e = 0; e < 4; e++) {
-        if (e > 0)
-            x = sc_mul_r(x, k);
-        to26(l[e], x.h0, x.h1, x.h2);
-    }
-#define LANES(i) _mm256_setr_epi64x((long long)l[3][i], (long long)l[2][i], \
-                                    (long long)l[1][i], (long long)l[0][i])
-    v5 v = { LANES(0), LANES(1), LANES(2), LANES(3), LANES(4) };
-#undef LANES
-#define R4(i) _mm256_set1_epi64x((long long)l[3][i])
-    v5 r4 = { R4(0), R4(1), R4(2), R4(3), R4(4) };
-#undef R4
-    vkey5 kv = key5_of(v), k4 = key5_of(r4);
-    vkey5 k8 = key5_of(avx2_mul(r4, &k4, v5_zero()));
-
-    _mm256_store_si256((__m256i *)(p + W_POW), kv.r0);
-    _mm256_store_si256((__m256i *)(p + W_POW + 4), kv.r1);
-    _mm256_store_si256((__m256i *)(p + W_POW + 8), kv.r2);
-    _mm256_store_si256((__m256i *)(p + W_POW + 12), kv.r3);
-    _mm256_store_si256((__m256i *)(p + W_POW + 16), kv.r4);
-    _mm256_store_si256((__m256i *)(p + W_POW5), kv.s1);
-    _mm256_store_si256((__m256i *)(p + W_POW5 + 4), kv.s2);
-    _mm256_store_si256((__m256i *)(p + W_POW5 + 8), kv.s3);
-    _mm256_store_si256((__m256i *)(p + W_POW5 + 12), kv.s4);
+    key5_store(p + W_POW, &kv); /* W_POW, W_POW5: one vkey5 in memory order */
     key5_store(p + W_R4, &k4);
+}
+
+/* r^8 = r^4 r^4 in every lane (W_R8): no dependence on the hash. */
+CHAPOLY_INLINE void r8_powers(uint64_t *p)
+{
+    const vkey5 *k4 = (const vkey5 *)(p + W_R4);
+    v5 r4 = { k4->r0, k4->r1, k4->r2, k4->r3, k4->r4 };
+    vkey5 k8 = key5_of(avx2_mul(r4, k4, v5_zero()));
+
     key5_store(p + W_R8, &k8);
-    p[W_STATE] |= ST_POW;
 }
 
 CHAPOLY_INLINE uint64_t hsum(__m256i x)
@@ -313,28 +373,69 @@ CHAPOLY_INLINE void v5_store(uint64_t *w, v5 h)
     _mm256_store_si256((__m256i *)(w + 16), h.l4);
 }
 
-/* Final powers plus k (0..3) more blocks at in; radix-2^64 hash into p. */
-static __attribute__((noinline)) void finish4(uint64_t *p, v5 h,
-                                              const uint8_t *in, unsigned k,
-                                              uint64_t padbit)
+CHAPOLY_INLINE void store_scalar(uint64_t *p, sc_hash r)
 {
-    vkey5 v = pow_vec(p);
-    sc_hash r;
-
-    v5 d;
-
-    if (k == 0) {
-        d = avx2_mad(v5_zero(), h, &v);
-    } else {
-        vkey5 rk = pow_bcast(p, k);
-        v5 t = { v.r0, v.r1, v.r2, v.r3, v.r4 };
-        vkey5 q = key5_of(avx2_mul(t, &rk, v5_zero()));
-        d = avx2_mad(avx2_mad(v5_zero(), load_last(in, k, padbit), &v), h, &q);
-    }
-    r = acc_to_scalar(d);
     put64(p + W_H, r.h0);
     put64(p + W_H + 1, r.h1);
     put64(p + W_H + 2, r.h2);
+}
+
+/*
+ * The lanes at W_LANES times their final powers V4, summed into the
+ * radix-2^64 hash at W_H: one product limb at a time, the powers as memory
+ * operands (few live registers: with all of V4 in registers GCC spilled
+ * them to the stack).
+ */
+static __attribute__((noinline)) void fold4(uint64_t *p)
+{
+    const __m256i *v = (const __m256i *)(p + W_POW); /* r0..r4, s1..s4 */
+    v5 h = v5_load(p + W_LANES), d;
+
+#define T(x, i) MUL(x, _mm256_load_si256(v + (i)))
+    d.l0 = ADD(ADD(T(h.l0, 0), T(h.l1, 8)), ADD(ADD(T(h.l2, 7), T(h.l3, 6)), T(h.l4, 5)));
+    d.l1 = ADD(ADD(T(h.l0, 1), T(h.l1, 0)), ADD(ADD(T(h.l2, 8), T(h.l3, 7)), T(h.l4, 6)));
+    d.l2 = ADD(ADD(T(h.l0, 2), T(h.l1, 1)), ADD(ADD(T(h.l2, 0), T(h.l3, 8)), T(h.l4, 7)));
+    d.l3 = ADD(ADD(T(h.l0, 3), T(h.l1, 2)), ADD(ADD(T(h.l2, 1), T(h.l3, 0)), T(h.l4, 8)));
+    d.l4 = ADD(ADD(T(h.l0, 4), T(h.l1, 3)), ADD(ADD(T(h.l2, 2), T(h.l3, 1)), T(h.l4, 0)));
+#undef T
+    store_scalar(p, acc_to_scalar(d));
+}
+
+/*
+ * The same plus k (1..3) more blocks at in (lanes 4-k..3) with the powers
+ * times r^k for the lanes.
+ */
+static __attribute__((noinline)) void finish4(uint64_t *p, const uint8_t *in, unsigned k,
+                                              uint64_t padbit)
+{
+    const vkey5 *v = (const vkey5 *)(p + W_POW);
+    vkey5 rk = pow_bcast(p, k);
+    v5 t = { v->r0, v->r1, v->r2, v->r3, v->r4 };
+    vkey5 q = key5_of(avx2_mul(t, &rk, v5_zero()));
+    v5 d = avx2_mad(avx2_mad(v5_zero(), load_last(in, k, padbit), v), v5_load(p + W_LANES), &q);
+
+    store_scalar(p, acc_to_scalar(d));
+}
+
+CHAPOLY_INLINE void scalar_run(uint64_t *p, const uint8_t *in, size_t nb, uint64_t padbit)
+{
+    sc_blocks_mem(p + W_H, p + W_KEY, in, nb, padbit);
+    put64(p + W_SCALAR, p[W_SCALAR] + nb);
+}
+
+/*
+ * A call from the scalar hash first hashes nb mod 4 blocks (4 more when
+ * that is below AVX2_PREFIX and the powers are computed in the call) with
+ * the scalar code, after the powers in program order: both are scalar
+ * chains, which the core overlaps; the vector part is whole batches.
+ */
+CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers)
+{
+    size_t pre = nb % 4;
+
+    if (fresh_powers && pre + 1 <= AVX2_PREFIX && nb - pre >= 8)
+        pre += 4;
+    return pre;
 }
 
 /* Out of line, so short scalar calls do not pay its frame. */
@@ -342,17 +443,22 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
                                            size_t nb, uint64_t padbit)
 {
     const __m256i padv = _mm256_set1_epi64x((long long)(padbit << 24));
-    unsigned st;
+    unsigned st = (unsigned)p[W_STATE];
     v5 h;
 
-    if (!(p[W_STATE] & ST_POW))
-        avx2_powers(p);
-    st = (unsigned)p[W_STATE];
     if (st & ST_L4) {
         h = v5_load(p + W_LANES);
-    } else { /* scalar hash, nb >= 4: it joins block 0 in lane 0 */
+    } else { /* scalar hash: a prefix, then it joins block 0 in lane 0 */
+        size_t pre = vec_prefix(nb, !(st & ST_POW));
         uint64_t l[5];
 
+        if (!(st & ST_POW))
+            avx2_powers(p);
+        if (pre > 0) {
+            scalar_run(p, in, pre, padbit);
+            in += 16 * pre;
+            nb -= pre;
+        }
         to26(l, p[W_H], p[W_H + 1], p[W_H + 2]);
         h = load4(in, padv);
 #define LANE0(x) _mm256_setr_epi64x((long long)(x), 0, 0, 0)
@@ -365,6 +471,12 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
         in += 64;
         nb -= 4;
     }
+    st |= ST_POW;
+    /* r^8 beside the first step, which needs only r^4 */
+    if (nb >= 8 && !(st & ST_R8)) {
+        r8_powers(p);
+        st |= ST_R8;
+    }
 
     /*
      * The multipliers are read from the state on every use (the barrier
@@ -373,6 +485,11 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
      * key material would stay there after return.
      */
     const vkey5 *r4 = (const vkey5 *)(p + W_R4), *r8 = (const vkey5 *)(p + W_R8);
+    if (nb % 8 >= 4) {
+        h = avx2_mul(h, r4, load4(in, padv));
+        in += 64;
+        nb -= 4;
+    }
     while (nb >= 8) {
         __asm__ volatile("" : : : "memory");
         v5 d = avx2_mad(load4(in + 64, padv), load4(in, padv), r4);
@@ -380,17 +497,17 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
         in += 128;
         nb -= 8;
     }
-    if (nb >= 4) {
-        h = avx2_mul(h, r4, load4(in, padv));
-        in += 64;
-        nb -= 4;
-    }
+    v5_store(p + W_LANES, h);
     if (nb == 0) {
-        v5_store(p + W_LANES, h);
         st |= ST_L4;
     } else {
-        finish4(p, h, in, (unsigned)nb, padbit);
         st &= ~ST_L4;
+        if (nb < AVX2_TAIL) {
+            fold4(p);
+            scalar_run(p, in, nb, padbit);
+        } else {
+            finish4(p, in, (unsigned)nb, padbit);
+        }
     }
     p[W_STATE] = st;
 }
@@ -424,18 +541,16 @@ void poly1305_blocks_avx2(const chapoly_kernels *kt, poly1305_state *st, const u
 
     if (nb == 0)
         return;
-    if ((s & ST_L4) || nb >= AVX2_MIN4 ||
-        (nb >= AVX2_WARM && ((s & ST_POW) || p[W_SCALAR] >= AVX2_STREAM))) {
+    if ((s & ST_L4) && nb < AVX2_TAIL) {
+        /* a short call after whole batches: fold them, then scalar blocks */
+        fold4(p);
+        p[W_STATE] = s & ~ST_L4;
+        scalar_run(p, in, nb, pad);
+    } else if ((s & ST_L4) || nb >= AVX2_MIN4 ||
+               (nb >= AVX2_WARM && ((s & ST_POW) || p[W_SCALAR] >= AVX2_STREAM))) {
         run4(p, in, nb, pad);
     } else {
-        sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
-        sc_key k = { p[W_KEY], p[W_KEY + 1], p[W_KEY + 2] };
-
-        h = sc_blocks(h, k, in, nb, pad);
-        put64(p + W_H, h.h0);
-        put64(p + W_H + 1, h.h1);
-        put64(p + W_H + 2, h.h2);
-        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+        scalar_run(p, in, nb, pad);
     }
 }
 
@@ -448,7 +563,7 @@ void poly1305_scalar_avx2(uint64_t *p)
     unsigned s = (unsigned)p[W_STATE];
 
     if (s & ST_L4) {
-        finish4(p, v5_load(p + W_LANES), NULL, 0, 0);
+        fold4(p);
         p[W_STATE] = s & ~ST_L4;
     }
 }
@@ -460,8 +575,9 @@ void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t 
     unsigned s = (unsigned)p[W_STATE];
 
     if (s & ST_L4)
-        finish4(p, v5_load(p + W_LANES), NULL, 0, 0);
+        fold4(p);
     sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
     sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
-    wipe_words(p, s & ST_POW ? W_END : W_LANES);
+    /* what was written: the lanes and V4, r^4 with the powers, r^8 */
+    wipe_words(p, s & ST_R8 ? W_END : s & ST_POW ? W_R8 : W_LANES);
 }

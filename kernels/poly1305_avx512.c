@@ -4,17 +4,31 @@
  * "avx512" level only, which requires IFMA (dispatch.c); the other AVX-512
  * levels use poly1305_avx2.c. Nothing here looks at the CPU.
  *
- * Paths by the number of 16-byte blocks nb in one blocks() call (measured
- * crossovers on the development machine, whole MAC, core cycles):
+ * Paths by the number of 16-byte blocks nb in one blocks() call (the
+ * crossovers below are in one place, measured on the development machine,
+ * whole MAC, core cycles):
  *   nb <  IFMA_MIN8   scalar radix 2^64 (poly1305_scalar.h): no key powers,
  *                     nothing to convert (~14 cycles per block);
  *   nb <  IFMA_MIN16  one 8-lane accumulator stepping by r^8;
  *   otherwise         two 8-lane accumulators A, B (blocks 16i..16i+7 and
  *                     16i+8..16i+15) stepping by r^16, which hides the
  *                     latency of one multiply + carry chain.
- * The vector paths cost ~90 (r^1..r^8) or ~135 (r^1..r^16) cycles of key
- * powers plus ~40-100 to fold the lanes at the end; that fixed cost, not
- * the per-block rate, sets the thresholds.
+ * The vector paths pay a fixed cost: the key powers (three or four
+ * dependent multiplies, ~110 / ~150 cycles here, where a dependent vector
+ * op takes 2 cycles) and the fold of the lanes at the end (~45). A call
+ * that starts from the scalar hash therefore first hashes nb mod 8 blocks
+ * (8 more when that is below IFMA_PREFIX) with the scalar code, in program
+ * order between the levels of the key powers, so the integer pipes work
+ * through them while the vector pipes wait on the powers; the vector part
+ * is then a whole number of batches and leaves no partial batch.
+ *
+ * The first vector call on a state (no lanes, no powers in the table, no
+ * vector call before: a one-shot MAC, the AEAD's text), if shorter than
+ * IFMA_KEEP blocks, keeps the key powers and lanes in registers and folds
+ * the lanes at its end: no table or lanes stored, nothing of them to wipe
+ * at final (with stores and the fold in the next call or final it took
+ * ~20 cycles more here). Other vector calls store them and leave lanes
+ * pending, for streams of updates.
  *
  * Each step computes h <- h * r^n + m: the message limbs are the initial
  * value of the low IFMA accumulators, so adding them costs nothing.
@@ -22,17 +36,20 @@
  * Lanes stay pending across blocks() calls: a call that ends on a whole
  * batch stores the lanes (not yet multiplied by their final powers) and the
  * next call continues stepping. The lanes are folded into one radix-2^64
- * hash only when a call ends with a partial batch, or at final. With pending
- * lanes the hash is
+ * hash when a call ends with a partial batch, when a short call (below
+ * IFMA_TAIL blocks: the MAC's padded last block) finds them pending, or at
+ * final. With pending lanes the hash is
  *   8 lanes C:      sum_j C_j r^(8-j)
  *   16 lanes A, B:  sum_j A_j r^(16-j) + B_j r^(8-j)     (j = 0..7)
  * so A = 0, B = C turns the first form into the second.
  *
- * A partial last batch of k blocks is placed in the last k lanes (powers
- * r^k..r^1) and folded in together with the final powers:
+ * A call that continues pending lanes and ends with k >= IFMA_TAIL blocks
+ * after its last whole batch places them in the last k lanes (powers
+ * r^k..r^1) and folds them in together with the final powers:
  *   hash = sum_j A_j (r^(16-j) r^k) + MA_j r^(16-j) + (same for B, C)
  * where r^k times the power vector does not depend on the hash, so the
- * chain after the last full batch is one multiply long.
+ * chain after the last full batch is one multiply long. Fewer than
+ * IFMA_TAIL such blocks are hashed by the scalar code after a plain fold.
  *
  * Key powers r^1..r^8 (and r^9..r^16 when 16 lanes are used) are computed
  * the first time a call needs them, then kept until final: init only stores
@@ -48,16 +65,30 @@
 #include "poly1305_ifma.h"
 
 /*
- * Block counts at which the vector paths take over (set by measurement).
- * IFMA_MIN8: on the Zen 4 test machine (EVP_MAC, fresh key per message)
- * scalar beats 8 lanes with a partial batch up to ~26 blocks (18 blocks:
- * 110 against 146 ns) and loses from 32 on; whole batches (24) break even.
+ * Block counts at which the vector paths take over (set by measurement on
+ * the development machine, AMD EPYC family 26 model 2, Zen 5 class: the
+ * micro-benchmark of the whole MAC, init + blocks + final, interleaved
+ * builds): 8 lanes with the scalar prefix beside the powers beat the
+ * scalar code from 15 blocks (240 B: 242 against 248 cycles; 256 B: 242
+ * against 263), 16 lanes beat 8 from 33 (528-624 B: 333 against 349).
+ *
+ * Other cores (estimates from llvm-mca-16 for the vector parts, scalar
+ * blocks at their measured ~14 cycles on Zen 4/5 and ~16 on Intel; LLVM 16
+ * models sapphirerapids as icelake-server):
+ *   Zen 4: IFMA_MIN8 20 (powers ~166 cycles: 512-bit ops are split), and
+ *          no 16 lanes (a 16-lane step, ~92, costs two 8-lane steps, ~96:
+ *          the second chain only adds the r^16 level and a larger fold);
+ *   Ice Lake-SP: IFMA_MIN8 12, IFMA_MIN16 ~80 (16-lane step 48 against
+ *          2 x 33; r^16 level 44, fold +21), IFMA_PREFIX 0 or 3 (equal);
+ *   Sapphire Rapids (two 512-bit IFMA ports): IFMA_MIN8 ~10-12,
+ *          IFMA_MIN16 ~40, IFMA_PREFIX 0;
+ *   unknown: IFMA_MIN8 20, IFMA_MIN16 64.
  */
 #ifndef IFMA_MIN8
-#define IFMA_MIN8 24
+#define IFMA_MIN8 15
 #endif
 #ifndef IFMA_MIN16
-#define IFMA_MIN16 40
+#define IFMA_MIN16 32
 #endif
 /*
  * Streaming: once this many blocks went through the scalar path, or once
@@ -73,11 +104,43 @@
 #ifndef IFMA_WARM
 #define IFMA_WARM 16
 #endif
+/*
+ * The scalar prefix beside fresh key powers (vec_prefix): nb mod 8
+ * blocks, plus 8 when that is below IFMA_PREFIX. Here the three levels of
+ * the powers hide about 8 scalar blocks: 24 blocks took 314 cycles with no
+ * prefix and 283 with 8; 26 blocks 314 with 2, 305 with 10; 27 blocks 314
+ * with 3, 319 with 11. A core with shorter vector latency hides fewer
+ * (a lower value); 0 never moves a batch to the scalar side.
+ */
+#ifndef IFMA_PREFIX
+#define IFMA_PREFIX 3
+#endif
+/*
+ * A first vector call (see the top of the file) of this many blocks or
+ * more stores its powers and leaves its lanes pending like any other: a
+ * call that long is likely the first of a stream (the AEAD's 2 KiB
+ * refills: folding it and computing the powers again in the next call cost
+ * 2-4 % of a 4 KiB seal in 64-byte updates here), and the stores and the
+ * wipe are a small share of it.
+ */
+#ifndef IFMA_KEEP
+#define IFMA_KEEP 64
+#endif
+/*
+ * A call of fewer blocks than this that finds lanes pending (or the blocks
+ * after the last whole batch of a call that continues them) folds the
+ * lanes and hashes the blocks with the scalar code, instead of placing
+ * them in a partial batch, which costs a multiply of the powers by r^k.
+ */
+#ifndef IFMA_TAIL
+#define IFMA_TAIL 3
+#endif
 
 _Static_assert(W_END <= POLY1305_PRIV_WORDS, "IFMA state must fit priv");
 _Static_assert(W_END % 8 == 0, "wipe_words clears 8 words at a time");
 _Static_assert(IFMA_MIN8 >= 8 && IFMA_MIN16 >= 16 && IFMA_WARM >= 16,
                "a vector run starts with one whole batch");
+_Static_assert(IFMA_TAIL >= 1 && IFMA_TAIL <= 8, "a tail is shorter than a batch");
 _Static_assert(W_LANES % 8 == 0 && W_POW % 8 == 0 && W_POW20 % 8 == 0,
                "vector tables must be 64-byte aligned");
 
@@ -98,52 +161,132 @@ CHAPOLY_INLINE v3 bcast_lane0(v3 h)
     return b;
 }
 
-/* Lanes in 'sel' take x, the others the value 1. */
-CHAPOLY_INLINE v3 select_or_one(__mmask8 sel, v3 x)
+/*
+ * Pin a vector value: the code computing it is emitted before this point
+ * (volatile asm keeps its order with the scalar block loops, which are
+ * volatile asm too).
+ */
+#define PIN(x) __asm__ volatile("" : "+v"(x))
+#define PIN_V3(v) do { PIN((v).l0); PIN((v).l1); PIN((v).l2); } while (0)
+
+/*
+ * The scalar blocks that run beside the key powers (see vec_prefix): a
+ * share of them after each level of the powers.
+ */
+typedef struct {
+    uint64_t *p;
+    const uint8_t *in;
+    size_t left, per;
+    uint64_t padbit;
+} beside;
+
+CHAPOLY_INLINE void beside_step(beside *b)
 {
-    v3 w = { _mm512_mask_blend_epi64(sel, _mm512_set1_epi64(1), x.l0),
-             _mm512_maskz_mov_epi64(sel, x.l1),
-             _mm512_maskz_mov_epi64(sel, x.l2) };
-    return w;
+    size_t n = b->left < b->per ? b->left : b->per;
+
+    if (n > 0) {
+        sc_blocks_mem(b->p + W_H, b->p + W_KEY, b->in, n, b->padbit);
+        b->in += 16 * n;
+        b->left -= n;
+    }
 }
 
 /*
  * Key powers. Lane j of V8 holds r^(8-j); built in three dependent
  * multiplies from r, r^2 (lanes by parity) and r^4 (upper half), then
- * V16 = V8 * r^8.
+ * V16 = V8 * r^8. Computed in registers (the run keeps using them) and
+ * stored in the table for later calls and the final fold.
+ *
+ * The levels are latency-bound (~110 core cycles for the three on the
+ * Zen 5 development machine, whose dependent vector ops take 2 cycles),
+ * and the scalar blocks do not depend on them: with b, a share of b's
+ * blocks is placed in program order after each level, so the out-of-order
+ * core runs the scalar chain on the integer pipes during the levels. (All
+ * of the blocks after the powers measured no faster than none: the powers
+ * then hold the reorder buffer's head while the scalar loop fills it.)
  */
-__attribute__((noinline)) void poly1305_powers_avx512ifma(uint64_t *p, int want16)
+CHAPOLY_INLINE vkey powers8(const uint64_t *p, beside *b)
+{
+    uint64_t r0 = p[W_KEY], r1 = p[W_KEY + 1];
+    /* levels 1 and 2 in 4 lanes (ymm), level 3 in 8 */
+    v3y r = { _mm256_set1_epi64x((long long)(r0 & M44)),
+              _mm256_set1_epi64x((long long)(((r0 >> 44) | (r1 << 20)) & M44)),
+              _mm256_set1_epi64x((long long)(r1 >> 24)) };
+    vkeyy kr = keyy_of(r);
+    v3y r2 = pow_muly(r, &kr);
+
+    if (b != NULL) {
+        PIN(r2.l0);
+        PIN(r2.l1);
+        PIN(r2.l2);
+        beside_step(b);
+    }
+    /* lanes: even j -> r^2, odd j -> r; times r^2 in lanes 0, 1 -> r^4 r^3 r^2 r^1 */
+    const __m256i one = _mm256_set1_epi64x(1), zy = _mm256_setzero_si256();
+    v3y u = { _mm256_blend_epi32(r2.l0, r.l0, 0xcc), _mm256_blend_epi32(r2.l1, r.l1, 0xcc),
+              _mm256_blend_epi32(r2.l2, r.l2, 0xcc) };
+    v3y w = { _mm256_blend_epi32(r2.l0, one, 0xf0), _mm256_blend_epi32(r2.l1, zy, 0xf0),
+              _mm256_blend_epi32(r2.l2, zy, 0xf0) };
+    vkeyy kw = keyy_of(w);
+    u = pow_muly(u, &kw);
+    if (b != NULL) {
+        PIN(u.l0);
+        PIN(u.l1);
+        PIN(u.l2);
+        beside_step(b);
+    }
+    /* both halves r^4..r^1, times r^4 in lanes 0..3 -> r^8 .. r^1 */
+#define BOTH(x) _mm512_inserti64x4(_mm512_castsi256_si512(x), (x), 1)
+#define LOW4(x) _mm512_zextsi256_si512(_mm256_permute4x64_epi64((x), 0))
+    v3 uu = { BOTH(u.l0), BOTH(u.l1), BOTH(u.l2) };
+    v3 ww = { _mm512_mask_blend_epi64(0x0f, _mm512_set1_epi64(1), LOW4(u.l0)), LOW4(u.l1),
+              LOW4(u.l2) };
+#undef BOTH
+#undef LOW4
+    vkey kw8 = key_of(ww);
+
+    uu = pow_mul(uu, &kw8);
+    if (b != NULL) {
+        PIN_V3(uu);
+        beside_step(b);
+    }
+    return key_of(uu);
+}
+
+/* V16 = V8 * r^8 (lane j: r^(16-j)). */
+CHAPOLY_INLINE vkey powers16(const vkey *k8)
+{
+    v3 v8 = { k8->r0, k8->r1, k8->r2 };
+    vkey r8 = key_of(bcast_lane0(v8));
+
+    return key_of(pow_mul(v8, &r8));
+}
+
+/* r^e in every lane from a power vector holding it in lane i. */
+CHAPOLY_INLINE vkey vkey_lane(const vkey *k, unsigned i)
+{
+    const __m512i idx = _mm512_set1_epi64((long long)i);
+    vkey b = { _mm512_permutexvar_epi64(idx, k->r0), _mm512_permutexvar_epi64(idx, k->r1),
+               _mm512_permutexvar_epi64(idx, k->r2), _mm512_permutexvar_epi64(idx, k->s1),
+               _mm512_permutexvar_epi64(idx, k->s2) };
+    return b;
+}
+
+void poly1305_powers_avx512ifma(uint64_t *p, int want16)
 {
     unsigned st = (unsigned)p[W_STATE];
     vkey k8;
 
     if (!(st & ST_POW8)) {
-        uint64_t r0 = p[W_KEY], r1 = p[W_KEY + 1];
-        v3 r = { _mm512_set1_epi64((long long)(r0 & M44)),
-                 _mm512_set1_epi64((long long)(((r0 >> 44) | (r1 << 20)) & M44)),
-                 _mm512_set1_epi64((long long)(r1 >> 24)) };
-        vkey kr = key_of(r);
-        v3 r2 = pow_mul(r, &kr);
-        /* lanes: even j -> r^2, odd j -> r */
-        v3 u = { _mm512_mask_blend_epi64(0xaa, r2.l0, r.l0),
-                 _mm512_mask_blend_epi64(0xaa, r2.l1, r.l1),
-                 _mm512_mask_blend_epi64(0xaa, r2.l2, r.l2) };
-        /* times r^2 in lanes 0, 1, 4, 5 -> r^4 r^3 r^2 r^1 r^4 r^3 r^2 r^1 */
-        vkey w = key_of(select_or_one(0x33, r2));
-        u = pow_mul(u, &w);
-        /* times r^4 in lanes 0..3 -> r^8 .. r^1 */
-        w = key_of(select_or_one(0x0f, bcast_lane0(u)));
-        u = pow_mul(u, &w);
-        k8 = key_of(u);
+        k8 = powers8(p, NULL);
         pow_store(p, 8, &k8);
         st |= ST_POW8;
     } else if (want16 && !(st & ST_POW16)) {
         k8 = pow_vec(p, 8);
     }
     if (want16 && !(st & ST_POW16)) {
-        v3 v8 = { k8.r0, k8.r1, k8.r2 };
-        vkey r8 = key_of(bcast_lane0(v8));
-        vkey k16 = key_of(pow_mul(v8, &r8));
+        vkey k16 = powers16(&k8);
+
         pow_store(p, 0, &k16);
         st |= ST_POW16;
     }
@@ -235,77 +378,177 @@ static __attribute__((noinline)) void finish8(uint64_t *p, const uint8_t *in,
 }
 
 /*
+ * A call that starts from the scalar hash (no lanes pending) hashes its
+ * first 'pre' blocks with the scalar code and the rest, a whole number of
+ * batches, in lanes: no partial batch to fold at the end. When the key
+ * powers are computed in the call, those blocks run beside them (powers8)
+ * and a prefix shorter than IFMA_PREFIX blocks takes one more batch.
+ */
+CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers, int lanes16)
+{
+    size_t pre = nb % 8, batches = (nb - pre) / 8;
+
+    /*
+     * One batch less saves a step of 8 lanes, but a step of 16 only when
+     * the batches are odd in number (the first goes alone into B).
+     */
+    if (fresh_powers && pre + 1 <= IFMA_PREFIX && batches >= 2 && (!lanes16 || (batches & 1)))
+        pre += 8;
+    return pre;
+}
+
+CHAPOLY_INLINE void scalar_run(uint64_t *p, const uint8_t *in, size_t nb, uint64_t padbit)
+{
+    sc_blocks_mem(p + W_H, p + W_KEY, in, nb, padbit);
+    put64(p + W_SCALAR, p[W_SCALAR] + nb);
+}
+
+/*
  * The vector paths stay out of line (also run8, finish*): inlined, their
  * 64-byte aligned frame and register saves were paid by every short call.
  */
-static __attribute__((noinline)) void run16(uint64_t *p, const uint8_t *in,
-                                            size_t nb, uint64_t padbit)
+/* Returns 1 if finish16 ran (a deeper dead stack, see the scrub). */
+static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
+                                           size_t nb, uint64_t padbit)
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
-    unsigned st;
+    unsigned st = (unsigned)p[W_STATE];
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < IFMA_KEEP;
+    vkey k8, k16;
     v3 a, b;
 
-    poly1305_powers_avx512ifma(p, 1);
-    st = (unsigned)p[W_STATE];
-    if (st & ST_L16) {
-        a = v3_load(p + W_LANES);
+    if (st & (ST_L8 | ST_L16)) {
+        k8 = pow_vec(p, 8);
+        k16 = (st & ST_POW16) ? pow_vec(p, 0) : powers16(&k8);
         b = v3_load(p + W_LANES + 24);
-    } else if (st & ST_L8) {
-        a = v3_zero();
-        b = v3_load(p + W_LANES + 24);
-    } else { /* scalar hash, nb >= 16: it joins block 0 in lane 0 */
-        a = v3_add(load8(in, padv), scalar_to_lane0(p));
-        b = load8(in + 128, padv);
-        in += 256;
-        nb -= 16;
-    }
+        a = (st & ST_L16) ? v3_load(p + W_LANES) : v3_zero();
+    } else {
+        /*
+         * Scalar hash: a prefix (beside the powers it needs), then the
+         * hash joins the first vector block in lane 0, of B when the
+         * batches are odd in number (A = 0, B = C is the 8-lane form).
+         */
+        size_t pre = vec_prefix(nb, !(st & ST_POW16), 1);
+        beside bs = { p, in, pre, (pre + 3) / 4, padbit }; /* over 4 levels */
 
-    vkey r16 = pow_bcast(p, 16);
+        if (!(st & ST_POW8)) {
+            k8 = powers8(p, &bs);
+            if (!once)
+                pow_store(p, 8, &k8);
+        } else {
+            k8 = pow_vec(p, 8);
+        }
+        if (!(st & ST_POW16)) {
+            k16 = powers16(&k8);
+            PIN(k16.r0);
+            PIN(k16.r1);
+            PIN(k16.r2);
+        } else {
+            k16 = pow_vec(p, 0);
+        }
+        bs.per = bs.left; /* the rest after the last level */
+        beside_step(&bs);
+        put64(p + W_SCALAR, p[W_SCALAR] + pre);
+        in += 16 * pre;
+        nb -= pre;
+        if ((nb / 8) & 1) {
+            a = v3_zero();
+            b = v3_add(load8(in, padv), scalar_to_lane0(p));
+            in += 128;
+            nb -= 8;
+        } else {
+            a = v3_add(load8(in, padv), scalar_to_lane0(p));
+            b = load8(in + 128, padv);
+            in += 256;
+            nb -= 16;
+        }
+    }
+    vkey r16 = vkey_lane(&k16, 0);
     while (nb >= 16) {
         a = ifma_mul(a, &r16, load8(in, padv));
         b = ifma_mul(b, &r16, load8(in + 128, padv));
         in += 256;
         nb -= 16;
     }
+    if (once) { /* whole batches: fold now, from registers */
+        store_scalar(p, acc_to_scalar(acc_mad_tree(acc_mad_tree(acc_init(v3_zero()), a, &k16),
+                                                   b, &k8)));
+        p[W_STATE] = st | ST_VEC;
+        return 0;
+    }
+    if (!(st & ST_POW16))
+        pow_store(p, 0, &k16);
+    st |= ST_POW8 | ST_POW16 | ST_VEC;
     st &= ~(ST_L8 | ST_L16);
     v3_store(p + W_LANES, a);
     v3_store(p + W_LANES + 24, b);
+    p[W_STATE] = st | (nb == 0 ? ST_L16 : 0);
     if (nb == 0)
-        st |= ST_L16;
-    else
+        return 0;
+    if (nb < IFMA_TAIL) {
+        finish16(p, NULL, 0, 0);
+        scalar_run(p, in, nb, padbit);
+    } else {
         finish16(p, in, (unsigned)nb, padbit);
-    p[W_STATE] = st;
+    }
+    return 1;
 }
 
 static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
                                            size_t nb, uint64_t padbit)
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
-    unsigned st;
+    unsigned st = (unsigned)p[W_STATE];
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < IFMA_KEEP;
+    vkey k8;
     v3 c;
 
-    poly1305_powers_avx512ifma(p, 0);
-    st = (unsigned)p[W_STATE];
     if (st & ST_L8) {
+        k8 = pow_vec(p, 8);
         c = v3_load(p + W_LANES + 24);
-    } else { /* scalar hash, nb >= 8 */
+    } else { /* scalar hash: a prefix, then it joins block 0 in lane 0 */
+        size_t pre = vec_prefix(nb, !(st & ST_POW8), 0);
+
+        if (!(st & ST_POW8)) {
+            beside bs = { p, in, pre, (pre + 2) / 3, padbit };
+
+            k8 = powers8(p, &bs);
+            if (!once)
+                pow_store(p, 8, &k8);
+            put64(p + W_SCALAR, p[W_SCALAR] + pre);
+        } else {
+            k8 = pow_vec(p, 8);
+            if (pre > 0)
+                scalar_run(p, in, pre, padbit);
+        }
+        in += 16 * pre;
+        nb -= pre;
         c = v3_add(load8(in, padv), scalar_to_lane0(p));
         in += 128;
         nb -= 8;
     }
-
-    vkey r8 = pow_bcast(p, 8);
+    vkey r8 = vkey_lane(&k8, 0);
     while (nb >= 8) {
         c = ifma_mul(c, &r8, load8(in, padv));
         in += 128;
         nb -= 8;
     }
+    if (once) { /* whole batches: fold now, from registers */
+        store_scalar(p, acc_to_scalar(acc_mad_tree(acc_init(v3_zero()), c, &k8)));
+        p[W_STATE] = st | ST_VEC;
+        return;
+    }
+    st |= ST_POW8 | ST_VEC;
     st &= ~(ST_L8 | ST_L16);
     v3_store(p + W_LANES + 24, c);
-    if (nb == 0)
+    if (nb == 0) {
         st |= ST_L8;
-    else
+    } else if (nb < IFMA_TAIL) {
+        finish8(p, NULL, 0, 0);
+        scalar_run(p, in, nb, padbit);
+    } else {
         finish8(p, in, (unsigned)nb, padbit);
+    }
     p[W_STATE] = st;
 }
 
@@ -332,27 +575,76 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
  * checks the dead stack after every path; it fails with SCRUB_VECTOR 64
  * and with the C block loop (sc_blocks) without a scrub.
  */
-#define SCRUB_VECTOR 1024
 #define ZS1(o) "vmovdqa64 %%zmm16, -" #o "(%[t])\n\t"
 
-CHAPOLY_INLINE void scrub_below_sp_vector(void)
+/*
+ * n (256, 512 or 1024) bytes: 256 after the 8-lane path (run8, finish8: no
+ * vector spills; a frame of pushes, a 64-byte realignment and a few GPR
+ * slots, under 200 bytes with GCC 12), 512 after run16 alone (three zmm
+ * spills in a frame under 400 bytes), 1024 when finish16 ran (run16 and
+ * finish16 frames: about 600 bytes, 64-byte realignment included). Each
+ * 64-byte store, queued behind the fold a first vector call ends with,
+ * costs: the 1 KiB form took ~12 cycles more than none there.
+ */
+#define SCRUB_VECTOR 1024
+#define SCRUB_VECTOR_MID 512
+#define SCRUB_VECTOR8 256
+
+CHAPOLY_INLINE void scrub_below_sp_vector_n(unsigned n)
 {
     uintptr_t t;
 
-    _Static_assert(SCRUB_VECTOR == 1024, "scrub_below_sp_vector stores 1 KiB");
     /* the stack pointer goes down first: no store below it (valgrind) */
-    __asm__ volatile("movq %%rsp, %[t]\n\t"
-                     "andq $-64, %[t]\n\t"
-                     "subq $1088, %%rsp\n\t"
-                     "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
-                     ZS1(64) ZS1(128) ZS1(192) ZS1(256)
-                     ZS1(320) ZS1(384) ZS1(448) ZS1(512)
-                     ZS1(576) ZS1(640) ZS1(704) ZS1(768)
-                     ZS1(832) ZS1(896) ZS1(960) ZS1(1024)
-                     "addq $1088, %%rsp"
-                     : [t] "=&r"(t)
-                     :
-                     : "xmm16", "memory");
+    if (n == SCRUB_VECTOR8) {
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-64, %[t]\n\t"
+                         "subq $320, %%rsp\n\t"
+                         "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
+                         ZS1(64) ZS1(128) ZS1(192) ZS1(256)
+                         "addq $320, %%rsp"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm16", "memory");
+    } else if (n == SCRUB_VECTOR_MID) {
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-64, %[t]\n\t"
+                         "subq $576, %%rsp\n\t"
+                         "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
+                         ZS1(64) ZS1(128) ZS1(192) ZS1(256)
+                         ZS1(320) ZS1(384) ZS1(448) ZS1(512)
+                         "addq $576, %%rsp"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm16", "memory");
+    } else {
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-64, %[t]\n\t"
+                         "subq $1088, %%rsp\n\t"
+                         "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
+                         ZS1(64) ZS1(128) ZS1(192) ZS1(256)
+                         ZS1(320) ZS1(384) ZS1(448) ZS1(512)
+                         ZS1(576) ZS1(640) ZS1(704) ZS1(768)
+                         ZS1(832) ZS1(896) ZS1(960) ZS1(1024)
+                         "addq $1088, %%rsp"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm16", "memory");
+    }
+}
+
+CHAPOLY_INLINE void scrub_below_sp_vector(void)
+{
+    scrub_below_sp_vector_n(SCRUB_VECTOR);
+}
+
+/* Pending lanes folded into the scalar hash. */
+static __attribute__((noinline)) void fold_lanes(uint64_t *p, unsigned s)
+{
+    if (s & ST_L16)
+        finish16(p, NULL, 0, 0);
+    else
+        finish8(p, NULL, 0, 0);
+    p[W_STATE] = s & ~(ST_L8 | ST_L16);
 }
 
 void poly1305_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
@@ -367,18 +659,22 @@ void poly1305_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, c
 
     if (nb == 0)
         return;
-    if ((s & ST_L16) || nb >= IFMA_MIN16 ||
-        (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
-        run16(p, in, nb, pad);
+    if ((s & (ST_L8 | ST_L16)) && nb < IFMA_TAIL) {
+        /* a short call after whole batches: fold them, then scalar blocks */
+        fold_lanes(p, s);
         scrub_below_sp_vector();
+        zero_zmm16_31();
+        scalar_run(p, in, nb, pad);
+    } else if ((s & ST_L16) || nb >= IFMA_MIN16 ||
+               (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
+        scrub_below_sp_vector_n(run16(p, in, nb, pad) ? SCRUB_VECTOR : SCRUB_VECTOR_MID);
         zero_zmm16_31();
     } else if ((s & ST_L8) || nb >= IFMA_MIN8 || (warm && nb >= IFMA_WARM)) {
         run8(p, in, nb, pad);
-        scrub_below_sp_vector();
+        scrub_below_sp_vector_n(SCRUB_VECTOR8);
         zero_zmm16_31();
     } else {
-        sc_blocks_mem(p + W_H, p + W_KEY, in, nb, pad);
-        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+        scalar_run(p, in, nb, pad);
     }
 }
 
@@ -388,8 +684,19 @@ CHAPOLY_INLINE void final_scalar(uint64_t *p, unsigned s, uint8_t tag[16])
     sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
 
     sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
-    /* lanes and powers exist only if a vector path ran */
-    wipe_words(p, s & (ST_POW8 | ST_POW16) ? W_END : W_LANES);
+    /*
+     * What was written: the head; with r^1..r^8 the lanes C and that half
+     * of the table; with r^9..r^16 the rest. (A first vector call keeps
+     * its powers and lanes in registers: nothing of them in the state.)
+     */
+    wipe_words(p, s & ST_POW16 ? W_END : W_LANES);
+    if ((s & (ST_POW8 | ST_POW16)) == ST_POW8) {
+        wipe_words(p + W_LANES + 24, 24);
+        for (unsigned l = 0; l < 3; l++)
+            wipe_words(p + W_POW + 16 * l + 8, 8);
+        for (unsigned l = 0; l < 2; l++)
+            wipe_words(p + W_POW20 + 16 * l + 8, 8);
+    }
 }
 
 void poly1305_final_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
@@ -399,10 +706,7 @@ void poly1305_final_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, ui
     unsigned s = (unsigned)p[W_STATE];
 
     if (s & (ST_L8 | ST_L16)) {
-        if (s & ST_L16)
-            finish16(p, NULL, 0, 0);
-        else
-            finish8(p, NULL, 0, 0);
+        fold_lanes(p, s);
         scrub_below_sp_vector();
         zero_zmm16_31();
     }

@@ -23,6 +23,7 @@
 #define ST_L16 2u    /* 16 lanes pending in A, B */
 #define ST_POW8 4u   /* r^1..r^8 in the table (i = 8..15) */
 #define ST_POW16 8u  /* r^9..r^16 in the table (i = 0..7) */
+#define ST_VEC 16u   /* a vector call ran (poly1305_avx512.c: the next ones keep powers) */
 
 #define M44 0xfffffffffffULL
 #define M42 0x3ffffffffffULL
@@ -191,6 +192,70 @@ CHAPOLY_INLINE v3 ifma_carry_par(vacc a)
 CHAPOLY_INLINE v3 pow_mul(v3 h, const vkey *k)
 {
     return ifma_carry_par(acc_mad_tree(acc_init(v3_zero()), h, k));
+}
+
+/*
+ * The same in 4 lanes (ymm, AVX-512VL), for the first levels of the key
+ * powers, which need at most 4 distinct lanes: half the port pressure of
+ * zmm on cores that split 512-bit ops (Zen 4) or run 512-bit IFMA on one
+ * port (Ice Lake).
+ */
+typedef struct {
+    __m256i l0, l1, l2;
+} v3y;
+
+typedef struct {
+    __m256i r0, r1, r2, s1, s2;
+} vkeyy;
+
+CHAPOLY_INLINE __m256i times20y(__m256i x)
+{
+    return _mm256_add_epi64(_mm256_slli_epi64(x, 4), _mm256_slli_epi64(x, 2));
+}
+
+CHAPOLY_INLINE vkeyy keyy_of(v3y r)
+{
+    vkeyy k = { r.l0, r.l1, r.l2, times20y(r.l1), times20y(r.l2) };
+    return k;
+}
+
+/* pow_mul in 4 lanes: the tree product and the two-round carry. */
+CHAPOLY_INLINE v3y pow_muly(v3y h, const vkeyy *k)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256i m44 = _mm256_set1_epi64x((long long)M44);
+    const __m256i m42 = _mm256_set1_epi64x((long long)M42);
+#define T3(f, x0, y0, x1, y1, x2, y2)                                      \
+    _mm256_add_epi64(_mm256_add_epi64(f(z, x0, y0), f(z, x1, y1)), f(z, x2, y2))
+#define LO _mm256_madd52lo_epu64
+#define HI _mm256_madd52hi_epu64
+    __m256i lo0 = T3(LO, h.l0, k->r0, h.l1, k->s2, h.l2, k->s1);
+    __m256i hi0 = T3(HI, h.l0, k->r0, h.l1, k->s2, h.l2, k->s1);
+    __m256i lo1 = T3(LO, h.l0, k->r1, h.l1, k->r0, h.l2, k->s2);
+    __m256i hi1 = T3(HI, h.l0, k->r1, h.l1, k->r0, h.l2, k->s2);
+    __m256i lo2 = T3(LO, h.l0, k->r2, h.l1, k->r1, h.l2, k->r0);
+    __m256i hi2 = T3(HI, h.l0, k->r2, h.l1, k->r1, h.l2, k->r0);
+#undef LO
+#undef HI
+#undef T3
+    /* as ifma_carry_par */
+    __m256i c0 = _mm256_add_epi64(_mm256_srli_epi64(lo0, 44), _mm256_slli_epi64(hi0, 8));
+    __m256i c1 = _mm256_add_epi64(_mm256_srli_epi64(lo1, 44), _mm256_slli_epi64(hi1, 8));
+    __m256i c2 = _mm256_add_epi64(_mm256_srli_epi64(lo2, 42), _mm256_slli_epi64(hi2, 10));
+    __m256i h0 = _mm256_add_epi64(_mm256_and_si256(lo0, m44),
+                                  _mm256_add_epi64(c2, _mm256_slli_epi64(c2, 2)));
+    __m256i h1 = _mm256_add_epi64(_mm256_and_si256(lo1, m44), c0);
+    __m256i h2 = _mm256_add_epi64(_mm256_and_si256(lo2, m42), c1);
+    v3y r;
+
+    c0 = _mm256_srli_epi64(h0, 44);
+    c1 = _mm256_srli_epi64(h1, 44);
+    c2 = _mm256_srli_epi64(h2, 42);
+    r.l0 = _mm256_add_epi64(_mm256_and_si256(h0, m44),
+                            _mm256_add_epi64(c2, _mm256_slli_epi64(c2, 2)));
+    r.l1 = _mm256_add_epi64(_mm256_and_si256(h1, m44), c0);
+    r.l2 = _mm256_add_epi64(_mm256_and_si256(h2, m42), c1);
+    return r;
 }
 
 /* Two 128-byte halves of 8 blocks -> lanes of low and high qwords. */

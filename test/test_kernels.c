@@ -248,6 +248,7 @@ int main(void)
         row1_diff(k);
         hchacha_diff(k);
         poly_diff(k);
+        poly_calls_diff(k);
         aead_diff(k);
         xor_hash_range_diff(k);
         first_xor_hash_diff(k);

@@ -78,6 +78,8 @@ void k_hchacha(const chapoly_kernels *k, uint8_t sub[32], const uint8_t key[32],
                const uint8_t nonce[16]);
 void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
                 const uint8_t *m, size_t len);
+void k_poly_calls(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
+                  const uint8_t *m, const size_t *calls, size_t ncalls, size_t tail);
 void k_sinit(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32]);
 void k_supdate(const chapoly_kernels *k, poly1305_state *st, const uint8_t *m, size_t len);
 void k_sfinal(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
@@ -128,6 +130,7 @@ void poly_known(const chapoly_kernels *k, const char *what, const uint8_t key[32
                 const uint8_t *m, size_t len, const uint8_t tag[16]);
 void poly_procedural(const chapoly_kernels *k);
 void poly_diff(const chapoly_kernels *k);
+void poly_calls_diff(const chapoly_kernels *k);
 
 void aead_known(const chapoly_kernels *k, const char *what, const uint8_t key[32],
                 const uint8_t nonce[12], const uint8_t *aad, size_t aadlen, const uint8_t *pt,

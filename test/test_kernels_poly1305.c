@@ -144,6 +144,60 @@ void poly_diff(const chapoly_kernels *k)
     }
 }
 
+/*
+ * Sequences of raw blocks calls against the portable one-shot: every
+ * block count to 80 followed by every count to 40 (so each level's
+ * crossovers, the scalar prefix beside the key powers, whole and partial
+ * batches, and a second call finding lanes pending with each short tail
+ * are all crossed), three-call sequences after the 8/16-lane entry points,
+ * and streams of equal short calls that pass the streaming thresholds.
+ * Some sequences end with a padded partial block, some keys and messages
+ * are the all-0xff extremes.
+ */
+static void poly_calls_case(const chapoly_kernels *k, const size_t *calls, size_t ncalls,
+                            size_t tail, size_t i)
+{
+    uint8_t key[32], ref[16], t[16];
+    const uint8_t *m;
+    size_t len = tail;
+
+    for (size_t c = 0; c < ncalls; c++)
+        len += 16 * calls[c];
+    poly_inputs(key, &m, len, i);
+    k_poly_raw(P, ref, key, m, len);
+    k_poly_calls(k, t, key, m, calls, ncalls, tail);
+    CHECK(memcmp(ref, t, 16) == 0,
+          "%s poly1305 blocks calls %zu, %zu, %zu (of %zu) + %zu tail bytes differ from portable",
+          k->name, calls[0], ncalls > 1 ? calls[1] : 0, ncalls > 2 ? calls[2] : 0, ncalls, tail);
+}
+
+void poly_calls_diff(const chapoly_kernels *k)
+{
+    static const size_t firsts[] = { 8, 14, 15, 16, 17, 23, 24, 25, 31, 32, 33, 40, 47, 48, 64 };
+    size_t calls[64], i = 0;
+
+    for (size_t n1 = 0; n1 <= 80; n1++)
+        for (size_t n2 = 0; n2 <= 40; n2++, i++) {
+            calls[0] = n1;
+            calls[1] = n2;
+            poly_calls_case(k, calls, 2, i % 3 ? (n1 * 7 + n2) % 16 : 0, i);
+        }
+    for (size_t f = 0; f < sizeof(firsts) / sizeof(firsts[0]); f++)
+        for (size_t n2 = 0; n2 <= 20; n2++)
+            for (size_t n3 = 0; n3 <= 20; n3++, i++) {
+                calls[0] = firsts[f];
+                calls[1] = n2;
+                calls[2] = n3;
+                poly_calls_case(k, calls, 3, i % 2 ? 9 : 0, i);
+            }
+    for (size_t c = 1; c <= 24; c++)
+        for (size_t n = 1; n <= 60 && n * c <= 400; n += 7, i++) {
+            for (size_t j = 0; j < n; j++)
+                calls[j] = c;
+            poly_calls_case(k, calls, n, i % 2 ? 15 : 0, i);
+        }
+}
+
 /* ------------------------------------------------------------------ */
 /* procedural Poly1305 stress checks (test/vectors/README.md)          */
 

@@ -472,6 +472,37 @@ void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32]
     k_after(F_PFINAL, len);
 }
 
+/*
+ * Raw Poly1305 as a sequence of blocks calls: calls[i] whole blocks each
+ * (padbit 1), then tail (0..15) bytes padded (padbit 0), then final.
+ */
+void k_poly_calls(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
+                  const uint8_t *m, const size_t *calls, size_t ncalls, size_t tail)
+{
+    poly1305_state st;
+
+    k_before();
+    k->poly1305_init(k, &st, key);
+    k_after(F_PINIT, 0);
+    for (size_t i = 0; i < ncalls; i++) {
+        k_before();
+        k->poly1305_blocks(k, &st, m, 16 * calls[i], 1);
+        k_after(F_PBLOCKS, 16 * calls[i]);
+        m += 16 * calls[i];
+    }
+    if (tail > 0) {
+        uint8_t b[16] = { 0 };
+        memcpy(b, m, tail);
+        b[tail] = 1;
+        k_before();
+        k->poly1305_blocks(k, &st, b, 16, 0);
+        k_after(F_PBLOCKS, 16);
+    }
+    k_before();
+    k->poly1305_final(k, &st, tag);
+    k_after(F_PFINAL, 0);
+}
+
 void k_sinit(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32])
 {
     k_before();

@@ -304,6 +304,61 @@ static uint64_t le64(const uint8_t *p)
     return v;
 }
 
+/* a * b mod 2^130 - 5, five 26-bit limbs (fully carried, a value below 2^130 + 2^26). */
+static void mul26(uint32_t h[5], const uint32_t a[5], const uint32_t b[5])
+{
+    uint64_t d[5];
+
+    for (int i = 0; i < 5; i++) {
+        d[i] = 0;
+        for (int j = 0; j < 5; j++) {
+            int k = i - j;
+            d[i] += k >= 0 ? (uint64_t)a[j] * b[k] : (uint64_t)a[j] * b[k + 5] * 5;
+        }
+    }
+    uint64_t c = 0;
+    for (int i = 0; i < 5; i++) {
+        d[i] += c;
+        c = d[i] >> 26;
+        h[i] = (uint32_t)(d[i] & 0x3ffffff);
+    }
+    c = h[0] + c * 5;
+    h[0] = (uint32_t)(c & 0x3ffffff);
+    h[1] += (uint32_t)(c >> 26);
+}
+
+/*
+ * The key powers r^2..r^16 in the forms a SIMD level may hold them
+ * (kernel registers spilled to the stack, whether or not the state keeps
+ * a copy): radix 2^64 words and radix 2^44 limbs with their 20x multiples.
+ * Radix 2^26 limbs are too small to tell from other stack values.
+ */
+static void add_power_words(uint64_t r0, uint64_t r1)
+{
+    uint32_t r[5] = { (uint32_t)(r0 & 0x3ffffff), (uint32_t)((r0 >> 26) & 0x3ffffff),
+                      (uint32_t)(((r0 >> 52) | (r1 << 12)) & 0x3ffffff),
+                      (uint32_t)((r1 >> 14) & 0x3ffffff), (uint32_t)(r1 >> 40) };
+    uint32_t x[5];
+
+    memcpy(x, r, sizeof(x));
+    for (int e = 2; e <= 16; e++) {
+        mul26(x, x, r);
+        uint64_t w0 = x[0] | ((uint64_t)x[1] << 26) | ((uint64_t)x[2] << 52);
+        uint64_t w1 = (x[2] >> 12) | ((uint64_t)x[3] << 14) | ((uint64_t)x[4] << 40);
+        uint64_t l0 = w0 & 0xfffffffffffULL, l1 = ((w0 >> 44) | (w1 << 20)) & 0xfffffffffffULL;
+        uint64_t l2 = (w1 >> 24) | ((uint64_t)(x[4] >> 24) << 40);
+
+        add_word(w0, "key power word 0 (radix 2^64)");
+        add_word(w1, "key power word 1 (radix 2^64)");
+        add_word(l0, "key power limb 0 (radix 2^44)");
+        add_word(l1, "key power limb 1 (radix 2^44)");
+        add_word(20 * l1, "key power limb 1 x 20 (radix 2^44)");
+        if ((l2 >> 40) != 0)
+            add_word(l2, "key power limb 2 (radix 2^44)");
+        add_word(20 * l2, "key power limb 2 x 20 (radix 2^44)");
+    }
+}
+
 /* Words derived from a Poly1305 key; tag (may be NULL) gives tag - s. */
 static void add_poly_words(const uint8_t key[32], const uint8_t *tag)
 {
@@ -319,6 +374,7 @@ static void add_poly_words(const uint8_t key[32], const uint8_t *tag)
     add_word(le64(key + 24), "s bytes 8..15");
     add_word(r0 & 0xfffffffffffULL, "r limb 0 (radix 2^44)");
     add_word(((r0 >> 44) | (r1 << 20)) & 0xfffffffffffULL, "r limb 1 (radix 2^44)");
+    add_power_words(r0, r1);
     if (tag != NULL) {
         /* (h mod p) mod 2^128 = tag - s: the accumulator at final */
         uint64_t s0 = le64(key + 16), s1 = le64(key + 24);
@@ -638,18 +694,22 @@ static void kernel_words(const uint8_t *tag, const poly1305_state *before,
 }
 
 /*
- * Two blocks() calls of n1 and n2 blocks, then final. n1: 1 and 5 (scalar
- * everywhere), 17 and 20 (scalar below the IFMA 8-lane threshold, 24),
- * 36 (IFMA 8 lanes + a partial batch),
- * 32 and 64 (whole batches: lanes pend until the next
- * call), 45 and 256 (16 lanes / AVX2 batches). n2 = 1 (a padded partial
- * block: pending lanes are folded), 16 (whole batches go on) or none
- * (final folds the lanes).
+ * Two blocks() calls of n1 and n2 blocks, then final. n1: 1, 5 and 14
+ * (scalar everywhere), 17, 20 and 24 (IFMA 8 lanes after a scalar prefix
+ * of 1, 4 and 8 blocks run beside the key powers), 32, 43, 45 (16 lanes;
+ * 43: an odd number of batches), 64 and 256 (whole batches: lanes pend
+ * until the next call; AVX2 batches). n2 = 1 (a padded partial block:
+ * pending lanes are folded, then a scalar block), 13 and 21 (lanes go on,
+ * then a partial batch of 5 blocks), 17 (lanes go on, then one scalar
+ * block after the fold), 16 (whole batches go on) or none (final folds
+ * the lanes).
  */
 static void kernel_poly_stack(const chapoly_kernels *k)
 {
-    static const size_t n[][2] = { { 1, 1 }, { 5, 1 }, { 17, 1 }, { 20, 1 }, { 32, 0 },
-                                   { 32, 1 }, { 36, 1 }, { 45, 1 }, { 64, 16 }, { 256, 0 } };
+    static const size_t n[][2] = { { 1, 1 },   { 5, 1 },  { 14, 1 },  { 17, 1 },
+                                   { 20, 1 },  { 24, 13 }, { 24, 17 }, { 32, 0 },
+                                   { 32, 1 },  { 32, 21 }, { 43, 1 },  { 45, 1 },
+                                   { 64, 16 }, { 256, 0 } };
     char what[96];
 
     for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
@@ -691,6 +751,13 @@ static void kernel_poly_stack(const chapoly_kernels *k)
         snprintf(what, sizeof(what), "kernel poly1305_final after %zu + %zu blocks", n1, n2);
         check_op(kernel_op, &o, what);
         T_EQ_MEM(ktag, tag, 16, "kernel tag after %zu + %zu blocks", n1, n2);
+        /* final wipes the state: hash, key, pad, lanes and key powers */
+        size_t left = POLY1305_PRIV_WORDS;
+        for (size_t w = 0; w < POLY1305_PRIV_WORDS; w++)
+            if (kst.priv[w] == 0)
+                left--;
+        T_OK(left == 0, "kernel poly1305_final after %zu + %zu blocks (%s): %zu state words not wiped",
+             n1, n2, t_kernel(), left);
     }
 }
 
