@@ -193,9 +193,10 @@ static size_t aead_span(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t
  * whole blocks of ciphertext go into the MAC in one run, and a new batch
  * of keystream starts at the block where the text is (a partial block
  * left by a span is made again), for need more bytes of text: the blocks
- * needed (exact), else as much as the text so far, up to AEAD_BATCH_MAX:
- * keystream made ahead at most doubles the work however soon the message
- * ends, and a long stream gets whole batches.
+ * needed (exact), else as much as the text so far (at least the level's
+ * shapes.stream_min), up to AEAD_BATCH_MAX: keystream made ahead at most
+ * doubles the work however soon the message ends, and a long stream gets
+ * whole batches.
  */
 static void aead_next_batch(chapoly_aead *a, size_t need, int exact)
 {
@@ -203,8 +204,8 @@ static void aead_next_batch(chapoly_aead *a, size_t need, int exact)
     unsigned full = a->batch_used & ~(unsigned)BLOCK_MASK, tail = a->batch_used & BLOCK_MASK;
     size_t seen = a->batch_start + a->batch_used, bytes = tail + need;
     uint32_t ctr_nonce[4];
-    if (!exact && bytes < seen)
-        bytes = seen;
+    if (!exact)
+        bytes = bytes > seen ? bytes : seen > k->shapes.stream_min ? seen : k->shapes.stream_min;
     bytes = bytes < AEAD_BATCH_MAX ? (bytes + BLOCK_MASK) & ~BLOCK_MASK : AEAD_BATCH_MAX;
     if (full > 0) {
         k->poly1305_blocks(k, &a->poly, a->ct, full, 1);

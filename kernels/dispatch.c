@@ -78,6 +78,8 @@ static const struct shape {
     SIZE("poly-warm", poly_warm_min),
     SIZE("multi-lanes", multi_lanes_min),
     SIZE("first-max", first_max),
+    SIZE("chacha-batch", chacha_batch),
+    SIZE("stream-min", stream_min),
 #undef CHOICE
 #undef SIZE
 };
@@ -107,8 +109,9 @@ static void shape_set(chapoly_shapes *s, const struct shape *d, unsigned v)
 enum {
     U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_WIDE = 1u << 3,
     U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
-    U_PWARM = 1u << 8, U_MULTI = 1u << 9, U_FIRST = 1u << 10,
-    U_ALL = U_CHUNK | U_FIRST /* what every level uses */
+    U_PWARM = 1u << 8, U_MULTI = 1u << 9, U_FIRST = 1u << 10, U_BATCH = 1u << 11,
+    U_STREAM = 1u << 12,
+    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM /* what every level uses */
 };
 
 static const struct level {
@@ -289,6 +292,15 @@ static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
 /* The entries that follow from the shapes: the split form unless stitched is wanted. */
 static void apply_choices(chapoly_kernels *t, unsigned uses)
 {
+    uint32_t b = t->shapes.chacha_batch;
+
+    /* forced values the first-text split cannot use: one block to one generic batch */
+    if (t->shapes.first_max < CHACHA20_BLOCK_BYTES)
+        t->shapes.first_max = CHACHA20_BLOCK_BYTES;
+    if (t->shapes.first_max > CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES)
+        t->shapes.first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES;
+    if (b < CHACHA20_BLOCK_BYTES || (b & (b - 1)) != 0 || b > t->shapes.first_max)
+        t->shapes.chacha_batch = CHACHA20_BLOCK_BYTES;
     if ((uses & U_AEAD) && !t->shapes.aead_stitched) {
         t->shapes.span_pre = 0;
         t->aead_xor_hash_range = chapoly_generic_xor_hash_range;
@@ -437,7 +449,8 @@ void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n)
 const chapoly_kernels chapoly_kernels_portable_table = {
     .name = "portable",
     .features = "portable C, no SIMD",
-    .shapes = { .aead_chunk = 0, .first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES },
+    .shapes = { .aead_chunk = 0, .first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES,
+                .chacha_batch = 64, .stream_min = 256 },
     .chacha20_xor = chacha20_xor_portable,
     .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
     .hchacha20 = hchacha20_portable,

@@ -70,7 +70,8 @@ void chapoly_generic_xor_hash_range(const chapoly_kernels *k, uint8_t *out, cons
 
 /*
  * The key block and the first head bytes of text in one call (up to
- * shapes.first_max: one batch's shapes), the MAC keyed and the AAD in,
+ * shapes.first_max, chosen so that whole ChaCha20 batches, shapes.chacha_batch,
+ * follow), the MAC keyed and the AAD in,
  * then the rest as a range whose pre bytes are the head's ciphertext, so
  * a stitched range hashes them beside its first batch.
  */
@@ -80,7 +81,12 @@ void chapoly_generic_first_xor_hash(const chapoly_kernels *k, uint8_t *out, cons
                                     const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
 {
     _Alignas(64) uint8_t key_block[CHACHA20_BLOCK_BYTES];
-    size_t head = len <= k->shapes.first_max ? len : k->shapes.first_max;
+    size_t batch = k->shapes.chacha_batch, base = k->shapes.first_max - batch;
+    /* whole batches after the head: base plus what is left of a batch (a power of two, so
+     * no division), in whole blocks */
+    size_t head = len <= k->shapes.first_max
+                      ? len
+                      : base + ((len - base) & (batch - 1) & ~(size_t)(CHACHA20_BLOCK_BYTES - 1));
     uint32_t next[4] = { ctr_nonce[0] + 1 + (uint32_t)(head / CHACHA20_BLOCK_BYTES),
                          ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
 

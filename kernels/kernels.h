@@ -106,6 +106,15 @@ typedef struct chapoly_shapes {
     uint32_t multi_lanes_min;   /* multi-lanes: messages in one multi-message Poly1305 call */
     uint32_t first_max;         /* first-max: text beside the key block in one call, at most */
     /*
+     * chacha-batch: the level's widest ChaCha20 batch (a power of two, at
+     * most first_max, at least a block); a longer first text
+     * puts first_max - chacha_batch bytes and the rest of a batch beside the
+     * key block, so whole batches follow it.
+     */
+    uint32_t chacha_batch;
+    /* stream-min: a streaming refill (of as much as the text so far) is at least this long. */
+    uint32_t stream_min;
+    /*
      * Ciphertext the AEAD core keeps collected for the next span's pre
      * bytes, so that a stitched range hashes it beside that span's ChaCha20
      * (0: hashed right away). Follows from "aead" (dispatch.c).

@@ -21,7 +21,7 @@ const chapoly_kernels chapoly_kernels_avx2 = {
     .name = "avx2",
     .features = "AVX2 BMI2",
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .aead_chunk = 0, .first_max = 1984,
-                .span_pre = 512 },
+                .chacha_batch = 512, .stream_min = 512, .span_pre = 512 },
     .chacha20_xor = chacha20_xor_avx2,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx2,
     .hchacha20 = hchacha20_portable,

@@ -490,7 +490,7 @@ static void stream_refill(const chapoly_kernels *k)
      * small updates: the first block of keystream with the key block (the
      * first update is short), then batches as long as the text so far (a
      * message ending right after a refill costs at most twice its
-     * keystream), up to 2 KiB batches
+     * keystream), at least the level's stream_min, up to 2 KiB
      */
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
@@ -504,8 +504,10 @@ static void stream_refill(const chapoly_kernels *k)
         size_t seen = 16 * (size_t)j;
 
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
+        size_t want = seen > k->shapes.stream_min ? seen : k->shapes.stream_min;
+
         if (a->ks_len != before)
-            CHECK(a->ks_len == (seen < AEAD_BATCH_MAX ? seen : AEAD_BATCH_MAX),
+            CHECK(a->ks_len == (want < AEAD_BATCH_MAX ? want : AEAD_BATCH_MAX),
                   "%s refill: after %zu bytes a batch of %u", k->name, seen, a->ks_len);
     }
     chapoly_aead_finish(a, tag);
