@@ -33,8 +33,8 @@
  */
 #define AEAD_BIG_UPDATE 1024
 
-/* Keystream made with the key block when the AAD needs the MAC key first. */
-#define AEAD_KEY_AHEAD (3 * BLOCK)
+#define AEAD_FILL_MAX 256 /* a first streamed update this short: keystream from the key block's call */
+#define AEAD_KEY_AHEAD (3 * BLOCK) /* keystream with the key block when long AAD needs the key */
 enum { PHASE_KEY, PHASE_AAD, PHASE_TEXT, PHASE_DONE }; /* PHASE_KEY: block 0 not made yet */
 
 static const uint8_t aead_zeros[AEAD_BATCH_MAX]; /* input of keystream-only ChaCha20 calls */
@@ -293,8 +293,8 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
     while (len > 0 || a->phase == PHASE_KEY) {
         size_t n = a->ks_len - a->batch_used;
 
-        if (a->phase == PHASE_KEY && ahead && len < BLOCK) {
-            aead_key_ahead(a, BLOCK, 1);
+        if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 4 or 8 blocks in all */
+            aead_key_ahead(a, len < 4 * BLOCK ? 3 * BLOCK : 7 * BLOCK, 1);
             continue;
         } else if (a->phase == PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);

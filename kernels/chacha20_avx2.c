@@ -453,3 +453,34 @@ void chacha20_xor_row1_avx2(uint8_t *out, const uint8_t *in, size_t len,
     }
     xor_tail16_xmm(out, in, a, len);
 }
+
+/*
+ * HChaCha20 (draft-irtf-cfrg-xchacha-03 2.2) as one xmm row set: the rounds
+ * of chacha20_xor_row1_avx2, no feed-forward, rows a and d (state words 0..3
+ * and 12..15) are the subkey. The "chacha-one=rows" form of the level's
+ * hchacha20 entry. Registers only, nothing to scrub.
+ */
+void hchacha20_row1_avx2(uint8_t subkey[32], const uint8_t key[32], const uint8_t nonce[16])
+{
+    const __m128i r16 = _mm_setr_epi8(ROT16_BYTES);
+    const __m128i r8 = _mm_setr_epi8(ROT8_BYTES);
+    __m128i a = _mm_setr_epi32((int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
+    __m128i b = _mm_loadu_si128((const __m128i *)key);
+    __m128i c = _mm_loadu_si128((const __m128i *)(key + 16));
+    __m128i d = _mm_loadu_si128((const __m128i *)nonce);
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++)
+        DROUND_ROW1(a, b, c, d);
+    _mm_storeu_si128((__m128i *)subkey, a);
+    _mm_storeu_si128((__m128i *)(subkey + 16), d);
+}
+
+void hchacha20_avx2(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
+                    const uint8_t nonce[16])
+{
+    if (kt->shapes.one_block_rows)
+        hchacha20_row1_avx2(subkey, key, nonce);
+    else
+        hchacha20_portable(kt, subkey, key, nonce);
+}

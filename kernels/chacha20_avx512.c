@@ -693,3 +693,34 @@ void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
     XOR_ROW1_MASKED(out, in, c, m, 2);
     XOR_ROW1_MASKED(out, in, d, m, 3);
 }
+
+/*
+ * HChaCha20 (draft-irtf-cfrg-xchacha-03 2.2) as one xmm row set: the rounds
+ * of chacha20_xor_row1_avx512, no feed-forward, rows a and d (state words
+ * 0..3 and 12..15) are the subkey. The "chacha-one=rows" form of the avx512
+ * levels' hchacha20 entry. Registers only, nothing to scrub.
+ */
+void hchacha20_row1_avx512(uint8_t subkey[32], const uint8_t key[32], const uint8_t nonce[16])
+{
+    const __m128i r16 = _mm_setr_epi8(2, 3, 0, 1, 6, 7, 4, 5, 10, 11, 8, 9, 14, 15, 12, 13);
+    const __m128i r8 = _mm_setr_epi8(3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14);
+    __m128i a = _mm_setr_epi32((int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
+    __m128i b = _mm_loadu_si128((const __m128i *)key);
+    __m128i c = _mm_loadu_si128((const __m128i *)(key + 16));
+    __m128i d = _mm_loadu_si128((const __m128i *)nonce);
+
+#pragma GCC unroll 10
+    for (int i = 0; i < 10; i++)
+        DROUND_ROW1_XMM(a, b, c, d);
+    _mm_storeu_si128((__m128i *)subkey, a);
+    _mm_storeu_si128((__m128i *)(subkey + 16), d);
+}
+
+void hchacha20_avx512(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
+                      const uint8_t nonce[16])
+{
+    if (kt->shapes.one_block_rows)
+        hchacha20_row1_avx512(subkey, key, nonce);
+    else
+        hchacha20_portable(kt, subkey, key, nonce);
+}

@@ -139,6 +139,11 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *k, uint8_t key_block[64],
  */
 void chacha20_xor_row1_avx2(uint8_t *out, const uint8_t *in, size_t len,
                             const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/* HChaCha20 in the same xmm row set: the "chacha-one=rows" form of hchacha20. */
+void hchacha20_row1_avx2(uint8_t subkey[32], const uint8_t key[32], const uint8_t nonce[16]);
+/* The avx2 level's hchacha20 entry: the row form or the portable one ("chacha-one"). */
+void hchacha20_avx2(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
+                    const uint8_t nonce[16]);
 /*
  * Stores the key and a zero hash (poly1305_scalar.h, "state head"): the
  * init of every SIMD Poly1305, the IFMA one included.
@@ -177,6 +182,11 @@ void chacha20_xor_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *
  */
 void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
                               const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/* HChaCha20 in the same xmm row set: the "chacha-one=rows" form of hchacha20. */
+void hchacha20_row1_avx512(uint8_t subkey[32], const uint8_t key[32], const uint8_t nonce[16]);
+/* The avx512 levels' hchacha20 entry: the row form or the portable one ("chacha-one"). */
+void hchacha20_avx512(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
+                      const uint8_t nonce[16]);
 void chacha20_keyblock_xor_avx512(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   const uint32_t key[8],

@@ -12,8 +12,9 @@
  * scalar and vector pipes are separate (AMD) and loses where mulx shares
  * ports with the vector rounds (Intel), so only a profile row turns it on.
  *
- * HChaCha20 is one serial block with nothing to interleave: the scalar
- * portable function, as at every level.
+ * HChaCha20 is one serial block with nothing to interleave: the form the
+ * path "chacha-one" picks for a lone ChaCha20 block (an xmm row set, or the
+ * scalar portable function).
  */
 #include "kernels_impl.h"
 
@@ -24,7 +25,7 @@ const chapoly_kernels chapoly_kernels_avx2 = {
                 .chacha_batch = 512, .stream_min = 512, .span_pre = 512 },
     .chacha20_xor = chacha20_xor_avx2,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx2,
-    .hchacha20 = hchacha20_portable,
+    .hchacha20 = hchacha20_avx2,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,

@@ -5,7 +5,7 @@
  * out by dispatch.c when the kernel reports ASIMD (getauxval(AT_HWCAP),
  * read in cpu_features.c). The ChaCha20 entries and the Poly1305 entries
  * are owned by different kernel files; keep each group's lines together.
- * HChaCha20 is one serial block: the portable function, as at every level.
+ * HChaCha20 is one serial block: the portable function.
  */
 #include "kernels_impl.h"
 
