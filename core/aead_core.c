@@ -126,8 +126,8 @@ static size_t aead_first(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_
 /*
  * Block 0 and 'ahead' bytes of keystream for the text in one call (the
  * first batch, at text offset 0) and the buffered AAD into the MAC: padded
- * if it is complete (a first update shorter than a block: the keystream
- * covers the next updates up to the block's end), else streamed (AAD
+ * if it is complete (a short first update: the keystream covers it and
+ * the next updates up to the call's row sets), else streamed (AAD
  * longer than aad_buf: its padding comes with the first text).
  */
 __attribute__((noinline)) static void aead_key_ahead(chapoly_aead *a, size_t ahead, int aad_done)
