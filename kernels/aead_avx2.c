@@ -139,8 +139,9 @@ CHAPOLY_INLINE void batch_hash_n_asm(const __m256i init[16], __m256i park[4], ui
     h[2] = h2;
 }
 
-/* Overwrite the stack just below the caller's frame (stitched_range's frame). */
+/* Overwrite the stack just below the caller's frame (stitched_range's, head_batch's). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
+CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
 
 /*
  * aead_xor_hash_range (kernels.h): batches of 512 bytes of text, the last
@@ -332,6 +333,7 @@ void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uin
         return;
     }
     head_batch(kb, out, in, key, ctr_nonce);
+    scrub_stack_1k(); /* head_batch's frame: the input state and the parked round words */
     chapoly_aead_key_aad(kt, st, kb, aad, aadlen);
     chapoly_wipe(kb, sizeof(kb));
     aead_xor_hash_range_avx2(kt, out + AEAD_HEAD, in + AEAD_HEAD, len - AEAD_HEAD, AEAD_HEAD,

@@ -227,14 +227,6 @@ CHAPOLY_INLINE v5 load_last(const uint8_t *in, unsigned k, uint64_t padbit)
 
 #define LD(w) _mm256_load_si256((const __m256i *)(w))
 
-CHAPOLY_INLINE vkey5 pow_vec(const uint64_t *p)
-{
-    const uint64_t *t = p + W_POW, *s = p + W_POW5;
-    vkey5 k = { LD(t), LD(t + 4), LD(t + 8), LD(t + 12), LD(t + 16),
-                LD(s), LD(s + 4), LD(s + 8), LD(s + 12) };
-    return k;
-}
-
 /*
  * r^e (1..4) in every lane, by whole-vector loads and a permute: the table
  * may have been written by vector stores moments ago, and a narrower load
@@ -530,34 +522,53 @@ void poly1305_init_avx2(const chapoly_kernels *kt, poly1305_state *st, const uin
     put64(p + W_SCALAR, 0);
 }
 
-void poly1305_blocks_avx2(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in, size_t len,
-                          unsigned padbit)
+/*
+ * Spills: the vector path's frames (run4 and the powers and fold it calls)
+ * may hold limbs of the key powers and lanes, and the scalar Horner loop's
+ * frame a hash word, as secret as the key: with gcc 12 they stay in
+ * registers, clang 14 parks them (run4 ~0x230 bytes; one slot around the
+ * asm loop). All of it runs in blocks_impl, and the caller overwrites its
+ * frame afterwards: 1 KiB after the vector path, 256 bytes after the scalar.
+ */
+CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
+CHAPOLY_DEFINE_SCRUB(scrub_stack_256, 256)
+
+/* Returns 1 if a vector path ran. */
+static __attribute__((noinline)) int blocks_impl(uint64_t *p, const uint8_t *in, size_t nb,
+                                                 uint64_t pad)
 {
-    (void)kt;
-    uint64_t *p = st->priv;
-    size_t nb = len / POLY1305_BLOCK_BYTES;
-    uint64_t pad = padbit ? 1 : 0;
     unsigned s = (unsigned)p[W_STATE];
 
-    if (nb == 0)
-        return;
     if ((s & ST_L4) && nb < AVX2_TAIL) {
         /* a short call after whole batches: fold them, then scalar blocks */
         fold4(p);
         p[W_STATE] = s & ~ST_L4;
         scalar_run(p, in, nb, pad);
-    } else if ((s & ST_L4) || nb >= AVX2_MIN4 ||
-               (nb >= AVX2_WARM && ((s & ST_POW) || p[W_SCALAR] >= AVX2_STREAM))) {
-        run4(p, in, nb, pad);
-    } else {
-        scalar_run(p, in, nb, pad);
+        return 1;
     }
+    if ((s & ST_L4) || nb >= AVX2_MIN4 ||
+        (nb >= AVX2_WARM && ((s & ST_POW) || p[W_SCALAR] >= AVX2_STREAM))) {
+        run4(p, in, nb, pad);
+        return 1;
+    }
+    scalar_run(p, in, nb, pad);
+    return 0;
 }
 
-/*
- * Pending lanes (if any) folded into the radix-2^64 hash at W_H, for the
- * stitched kernel (aead_avx2.c), which continues the hash in scalar code.
- */
+void poly1305_blocks_avx2(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in, size_t len,
+                          unsigned padbit)
+{
+    size_t nb = len / POLY1305_BLOCK_BYTES;
+
+    (void)kt;
+    if (nb == 0)
+        return;
+    if (blocks_impl(st->priv, in, nb, padbit ? 1 : 0))
+        scrub_stack_1k();
+    else
+        scrub_stack_256();
+}
+
 void poly1305_scalar_avx2(uint64_t *p)
 {
     unsigned s = (unsigned)p[W_STATE];
@@ -568,10 +579,8 @@ void poly1305_scalar_avx2(uint64_t *p)
     }
 }
 
-void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
+static __attribute__((noinline)) void final_impl(uint64_t *p, uint8_t tag[16])
 {
-    (void)kt;
-    uint64_t *p = st->priv;
     unsigned s = (unsigned)p[W_STATE];
 
     if (s & ST_L4)
@@ -580,4 +589,11 @@ void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t 
     sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
     /* what was written: the lanes and V4, r^4 with the powers, r^8 */
     wipe_words(p, s & ST_R8 ? W_END : s & ST_POW ? W_R8 : W_LANES);
+}
+
+void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
+{
+    (void)kt;
+    final_impl(st->priv, tag);
+    scrub_stack_1k(); /* the fold's and the final reduction's spills (clang) */
 }
