@@ -293,8 +293,8 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
     while (len > 0 || a->phase == PHASE_KEY) {
         size_t n = a->ks_len - a->batch_used;
 
-        if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 4 or 8 blocks in all */
-            aead_key_ahead(a, len < 4 * BLOCK ? 3 * BLOCK : 7 * BLOCK, 1);
+        if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 or 8 blocks in all */
+            aead_key_ahead(a, len < BLOCK ? BLOCK : 7 * BLOCK, 1);
             continue;
         } else if (a->phase == PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);

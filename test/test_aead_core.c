@@ -487,18 +487,18 @@ static void stream_refill(const chapoly_kernels *k)
         }
     }
     /*
-     * small updates: 3 blocks of keystream with the key block (the first
-     * update is short: one row set of 4 blocks in all), then batches as long as the text so far (a
+     * small updates: a block of keystream with the key block (the first
+     * update is shorter than a block: 2 blocks in all), then batches as long as the text so far (a
      * message ending right after a refill costs at most twice its
      * keystream), at least the level's stream_min, up to 2 KiB
      */
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
-    CHECK(a->ks_len == 192, "%s refill: three 16-byte updates made %u bytes, not 192", k->name,
+    CHECK(a->ks_len == 64, "%s refill: three 16-byte updates made %u bytes, not 64", k->name,
           a->ks_len);
-    CHECK(a->ks_made == 192, "%s refill: three 16-byte updates held %u bytes of keystream, "
-          "not the 3 blocks made with the key block", k->name, a->ks_made);
+    CHECK(a->ks_made == 64, "%s refill: three 16-byte updates held %u bytes of keystream, "
+          "not the block made with the key block", k->name, a->ks_made);
     for (int j = 3; j < 4096 / 16; j++) {
         unsigned before = a->ks_len;
         size_t seen = 16 * (size_t)j;
