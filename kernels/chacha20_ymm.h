@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * 8-lane (ymm) ChaCha20 building blocks, shared by chacha20_avx2.c (the
- * "avx2" level: 16 registers, AVX2 rotates) and chacha20_avx512.c (the
+ * "avx2" level: 16 registers, AVX2 rotates) and chacha20_avx512vl.c (the
  * "avx512vl" level: 32 registers, vprold). Column layout: word i of eight
  * blocks in register xi; row layout: one block per 128-bit lane, so a row
  * set is two blocks.

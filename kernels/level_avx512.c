@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The AVX-512 level tables, one per combination a CPU gets from
- * chapoly_kernels_best() (dispatch.c, which also holds their masks):
- *   avx512vl       ymm ChaCha20 (vprold, opmasks) + AVX2 Poly1305: Skylake-X
- *                  and Cascade Lake servers (family 6 model 0x55), which
- *                  lower their clock under zmm load and have no IFMA;
+ * The zmm AVX-512 level tables, one per combination a CPU gets from
+ * chapoly_kernels_best() (dispatch.c, which also holds their masks; the
+ * ymm level "avx512vl" is in level_avx512vl.c):
  *   avx512         zmm ChaCha20 + IFMA Poly1305 (+ the stitched IFMA
  *                  range, "aead=stitched"): Ice Lake, Sapphire Rapids, Zen 4/5;
  *   avx512-noifma  zmm ChaCha20 + AVX2 Poly1305, no stitched kernel: any
@@ -17,23 +15,6 @@
  * group's lines together.
  */
 #include "kernels_impl.h"
-
-const chapoly_kernels chapoly_kernels_avx512vl = {
-    .name = "avx512vl",
-    .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
-    .shapes = { .one_block_rows = 1, .aead_chunk = 0, .first_max = 1984, .chacha_batch = 512,
-                .stream_min = 512 },
-    .chacha20_xor = chacha20_xor_avx512vl,
-    .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
-    .hchacha20 = hchacha20_portable,
-    .poly1305_init = poly1305_init_avx2,
-    .poly1305_blocks = poly1305_blocks_avx2,
-    .poly1305_final = poly1305_final_avx2,
-    .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
-    .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
-    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
-    .aead_first_xor_hash = chapoly_generic_first_xor_hash,
-};
 
 const chapoly_kernels chapoly_kernels_avx512 = {
     .name = "avx512",
@@ -49,7 +30,7 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .poly1305_final = poly1305_final_avx512ifma,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx512,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx512ifma,
-    .aead_xor_hash_range = aead_xor_hash_range_avx512,
+    .aead_xor_hash_range = aead_xor_hash_range_avx512ifma,
     .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };
 

@@ -13,7 +13,7 @@
  *   h <- h * r^8 + m1 * r^4 + m2,
  * where m1 * r^4 does not depend on h: one multiply and one carry on the
  * critical path per 128 bytes. The message limbs of m2 start the product
- * sums. As in poly1305_avx512.c the lanes stay pending across calls that
+ * sums. As in poly1305_avx512ifma.c the lanes stay pending across calls that
  * end on a whole batch; the hash is then sum_j H_j r^(4-j). A call that
  * continues them and ends with k >= AVX2_TAIL extra blocks puts those in
  * the last k lanes and applies the final powers at once:
@@ -45,7 +45,7 @@
 /*
  * Once the powers exist or AVX2_STREAM blocks went scalar, calls from
  * AVX2_WARM blocks take the vector path (see IFMA_WARM in
- * poly1305_avx512.c for why not lower).
+ * poly1305_avx512ifma.c for why not lower).
  */
 #ifndef AVX2_STREAM
 #define AVX2_STREAM 32
@@ -65,7 +65,7 @@
 /*
  * Fewer blocks than this after pending lanes (a short call, or the end of
  * a call that continues them): fold, then scalar blocks, instead of a
- * partial batch (see IFMA_TAIL in poly1305_avx512.c).
+ * partial batch (see IFMA_TAIL in poly1305_avx512ifma.c).
  */
 #ifndef AVX2_TAIL
 #define AVX2_TAIL 3

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Poly1305 with AVX-512 IFMA, radix 2^44: the state layout in
- * poly1305_state.priv and the vector arithmetic, shared by poly1305_avx512.c
- * (the MAC kernel, which documents the algorithm) and aead_avx512.c (the
+ * poly1305_state.priv and the vector arithmetic, shared by poly1305_avx512ifma.c
+ * (the MAC kernel, which documents the algorithm) and aead_avx512ifma.c (the
  * stitched ChaCha20 + Poly1305 kernel).
  */
 #ifndef CHAPOLY_POLY1305_IFMA_H
@@ -23,7 +23,7 @@
 #define ST_L16 2u    /* 16 lanes pending in A, B */
 #define ST_POW8 4u   /* r^1..r^8 in the table (i = 8..15) */
 #define ST_POW16 8u  /* r^9..r^16 in the table (i = 0..7) */
-#define ST_VEC 16u   /* a vector call ran (poly1305_avx512.c: the next ones keep powers) */
+#define ST_VEC 16u   /* a vector call ran (poly1305_avx512ifma.c: the next ones keep powers) */
 
 #define M44 0xfffffffffffULL
 #define M42 0x3ffffffffffULL

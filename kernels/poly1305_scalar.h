@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Scalar radix-2^64 Poly1305 pieces and the head of the state layout, shared
- * by the SIMD levels (poly1305_avx2.c, poly1305_avx512.c, aead_avx512.c).
+ * by the SIMD levels (poly1305_avx2.c, poly1305_avx512ifma.c, aead_avx512ifma.c).
  * Each SIMD level runs these below its vector threshold and for the final
  * reduction, so they are header-only and get compiled with that level's
  * flags (mulx from -mbmi2).

@@ -18,7 +18,7 @@
  * dependent quarter rounds per lane group and leaves vector ports idle
  * where the vector latency is 2 cycles (Zen 5). The IFMA Poly1305 steps
  * of the neighbouring kilobyte (8 steps of 8 lanes,
- * two accumulators stepping by r^16, exactly run16 of poly1305_avx512.c)
+ * two accumulators stepping by r^16, exactly run16 of poly1305_avx512ifma.c)
  * are placed between its double rounds, one step after each of double
  * rounds 2..9, so both run in the same cycles, while the hashed kilobyte is
  * still in L1.
@@ -203,9 +203,10 @@ static void stitched_run(const chapoly_kernels *kt, uint8_t *out, const uint8_t 
  * with a kilobyte of pre bytes hashed beside the first; other pre bytes
  * first, the text after the last whole kilobyte last, unstitched.
  */
-void aead_xor_hash_range_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
-                                size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
-                                const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+void aead_xor_hash_range_avx512ifma(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                                    size_t len, size_t pre, size_t hash_len,
+                                    const uint32_t key[8], const uint32_t ctr_nonce[4],
+                                    poly1305_state *st, int enc)
 {
     size_t whole = hash_len >= (len & ~(size_t)1023) ? len & ~(size_t)1023 : 0;
     size_t rest_hash = hash_len - whole;
