@@ -131,8 +131,11 @@ CHAPOLY_INLINE sc_hash sc_blocks(sc_hash h, sc_key k, const uint8_t *in,
  * and imul, and the hash at h[0..2] stays in registers until it is stored
  * back, so no compiler (GCC 12 kept r1 and a hash word in spill slots of
  * the C loop) can leave a key or hash word on the stack: the caller needs
- * no dead-stack scrub. Same arithmetic and bounds as sc_add_block +
- * sc_mul_r. Needs BMI2 (mulx).
+ * no dead-stack scrub. The loop's registers are zeroed at its end: the
+ * compiler may have given it callee-saved ones, which a function the
+ * caller calls next pushes onto the stack (poly1305_multi_blocks: a scalar
+ * chain, then poly1305_blocks for a long message). Same arithmetic and
+ * bounds as sc_add_block + sc_mul_r. Needs BMI2 (mulx).
  */
 CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
                                   const uint8_t *in, size_t nb, uint64_t padbit)
@@ -183,7 +186,16 @@ CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
         "jnz 1b\n\t"
         "movq %[h0], 0(%[h])\n\t"
         "movq %[h1], 8(%[h])\n\t"
-        "movq %[h2], 16(%[h])"
+        "movq %[h2], 16(%[h])\n\t"
+        /* no hash word stays behind in a register (see above) */
+        "xorl %k[h0], %k[h0]\n\t"
+        "xorl %k[h1], %k[h1]\n\t"
+        "xorl %k[h2], %k[h2]\n\t"
+        "xorl %k[a], %k[a]\n\t"
+        "xorl %k[b], %k[b]\n\t"
+        "xorl %k[c], %k[c]\n\t"
+        "xorl %k[e], %k[e]\n\t"
+        "xorl %%edx, %%edx"
         : [h0] "=&r"(h0), [h1] "=&r"(h1), [h2] "=&r"(h2), [a] "=&r"(a),
           [b] "=&r"(b), [c] "=&r"(c), [e] "=&r"(e), "=&d"(dx),
           [in] "+r"(in), [nb] "+r"(nb)
