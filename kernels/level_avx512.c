@@ -8,6 +8,10 @@
  *   avx512-noifma  zmm ChaCha20 + AVX2 Poly1305, no stitched kernel: any
  *                  other AVX-512 F/VL/BW/DQ CPU without IFMA (virtual
  *                  machines that hide IFMA or the model number, for one).
+ * The IFMA Poly1305 crossovers of "avx512" are those for a CPU with no
+ * profile row (cpu_profiles.c): 8 lanes from 20 blocks and 16 from 64,
+ * not slower than the scalar code on any core estimated; the rows set
+ * what each core prefers.
  * No function in these tables looks at the CPU: a table is handed out only
  * on a CPU that runs every object its functions live in. Entries a level
  * does not accelerate point at the portable functions. The ChaCha20 entries
@@ -20,7 +24,9 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .name = "avx512",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ IFMA",
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 2048,
-                .aead_chunk = 16384, .first_max = 1984, .chacha_batch = 1024,
+                .aead_chunk = 16384, .poly_vector_min = 20, .poly_vector2_min = 64,
+                .poly_stream_min = 32, .poly_warm_min = 16, .poly_prefix = 3, .poly_tail = 3,
+                .poly_keep = 64, .multi_lanes_min = 2, .first_max = 1984, .chacha_batch = 1024,
                 .stream_min = 2048 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
@@ -38,7 +44,9 @@ const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .name = "avx512-noifma",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
     .shapes = { .one_block_rows = 1, .chacha_pairs_min = 2048, .aead_chunk = 0,
-                .first_max = 1984, .chacha_batch = 1024, .stream_min = 2048 },
+                .poly_vector_min = 22, .poly_stream_min = 32, .poly_warm_min = 16,
+                .poly_prefix = 0, .poly_tail = 3, .first_max = 1984, .chacha_batch = 1024,
+                .stream_min = 2048 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,
     .hchacha20 = hchacha20_portable,
