@@ -18,12 +18,13 @@ typedef void blocks_fn(const chapoly_kernels *kt, poly1305_state *st, const uint
  * One call for all messages: a message shorter than the level's vector
  * path ("poly-vector" blocks) whose state is still scalar (no lanes, no
  * key powers: W_STATE 0), where the level's poly1305_blocks would run the
- * same scalar Horner chain, runs the asm Horner chain (sc_blocks_mem: key and hash never leave the
- * registers and the state, so nothing to scrub) straight on its state; any
- * other goes to the level's own blocks function. Consecutive short chains
- * overlap only through out-of-order execution. (Two chains stepped
- * together in C with the sc_mul_r intrinsics were slower here: GCC 12
- * spills the carries of both through the stack.)
+ * same scalar Horner chain, runs the asm Horner chain (sc_blocks_mem: key
+ * and hash never leave the registers and the state, so nothing to scrub)
+ * straight on its state; any other goes to the level's own blocks
+ * function. Consecutive short chains overlap only through out-of-order
+ * execution. (Two chains stepped together in C with the sc_mul_r
+ * intrinsics make the compiler spill the carries of both through the
+ * stack, and ran slower: bench/results/kernel-notes.md.)
  */
 CHAPOLY_INLINE void multi_poly(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
                                const size_t len[], size_t n, blocks_fn *blocks)

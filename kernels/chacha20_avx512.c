@@ -15,7 +15,7 @@
  * interleaved zmm row sets, 4 blocks each, one per 128-bit lane); 2..4 ->
  * one row set. One block (len <= 64): the path "chacha-one" (shapes): one
  * xmm row set (chacha20_xor_row1_avx512vl), or the scalar portable kernel
- * where a dependent vector op is slow (Zen 5: 2 cycles; cpu_profiles.c).
+ * where a dependent vector op is slow (the CPU profile's choice).
  * Partial blocks use AVX-512BW byte-masked loads and stores: no byte loop,
  * no read or write past len, no keystream copy in memory.
  *
@@ -39,8 +39,8 @@
 
 /*
  * Whole 16-block column batches: len is a multiple of 1024, > 0. The rounds
- * are unrolled: as a loop, gcc 12 adds a register move per state word at
- * the loop's back edge (16 per double round, ~7 % of the batch here).
+ * are unrolled: as a loop, the compiler adds a register move per state
+ * word at the loop's back edge.
  */
 static __attribute__((noinline)) void
 cols16_full_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
@@ -72,9 +72,9 @@ cols16_full_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
  * Two whole column batches in flight (2048 bytes, counters c0 .. c0 + 31):
  * len is a multiple of 2048, > 0. Their quarter rounds alternate, so one
  * batch's dependency chains run in the other's latency: where a dependent
- * vector add/xor/rotate costs 2 cycles (Zen 5) one batch leaves the vector
- * ports half idle; where they are saturated already (Zen 4, Intel) the
- * alternation costs nothing. The 32 registers hold both states exactly;
+ * vector add/xor/rotate takes 2 cycles one batch leaves the vector ports
+ * half idle; where one batch saturates them already the alternation costs
+ * nothing. The 32 registers hold both states exactly;
  * batch y waits while batch x is finished and stored, and the few of its
  * words the compiler parks meanwhile are on the stack that
  * chacha20_xor_zmm scrubs.
@@ -196,7 +196,7 @@ CHAPOLY_INLINE void cols16_rows_zmm(uint8_t *key_block, uint8_t *out, const uint
      * 24 state registers live through the rounds: the counter rows needed
      * by the feed-forward are recomputed afterwards (ctr_nonce re-read through
      * an opaque pointer) so nothing else competes for the 32 registers. The
-     * rounds are fully unrolled: as a 10-trip loop gcc 12 still parks part
+     * rounds are fully unrolled: as a 10-trip loop the compiler parks part
      * of the loop-carried state in stack slots nobody wipes; unrolled, it
      * keeps all of it in registers (checked with objdump) and runs faster.
      */
@@ -274,8 +274,8 @@ CHAPOLY_INLINE void xor_row_xmm_part(uint8_t *out, const uint8_t *in, __m128i ks
  * The last whole column batch and the one block after it (1024 < len <=
  * 1088: the AEAD's key block and its first kilobyte of text): the block
  * runs as an xmm row set in the batch's round loop. Where the vector ports
- * are saturated (Zen 4) a zmm row set of four blocks for one costs a
- * quarter batch more; the xmm one a sixteenth.
+ * are saturated a zmm row set of four blocks for one costs a quarter batch
+ * more; the xmm one a sixteenth.
  */
 static __attribute__((noinline)) void
 cols16_row1_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
@@ -344,8 +344,8 @@ rows8_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
 }
 
 /*
- * cols32_full_zmm's frame (a few round-state words gcc 12 parks while the
- * second batch waits, ~600 bytes with the red zone) lies just below
+ * cols32_full_zmm's frame (a few round-state words the compiler parks
+ * while the second batch waits, ~600 bytes with the red zone, objdump) lies just below
  * chacha20_xor_zmm's frame, which is small: overwritten right after it.
  * The one-batch shapes keep everything in registers (objdump) and are
  * not scrubbed.
@@ -357,11 +357,10 @@ CHAPOLY_DEFINE_SCRUB(scrub_stack_zmm, 1024)
  * the row sets when 1..8 blocks follow it; then 9..15 blocks -> a partial
  * column batch, 5..8 -> one 8-lane ymm column batch (the avx512vl shape;
  * two zmm row sets when block 0 is a key block), 2..4 -> one row set,
- * 1 -> scalar. Alone, 5..8 blocks are latency-bound as row sets: on the
- * Zen 4 class machine here (zmm ops issue as two ymm halves) the ymm
- * column batch measured ~20 % faster (bench_kernels -o chacha20, 320..512
- * bytes: ~125 ns against ~150 ns), which is what a streaming refill of
- * 512 bytes for a last partial block costs (seal of 2049 bytes).
+ * 1 -> scalar. Alone, 5..8 blocks are latency-bound as row sets, and a
+ * core that issues zmm ops as two ymm halves runs them faster as one ymm
+ * column batch; that is what a streaming refill of 512 bytes for a last
+ * partial block costs (a seal of 2049 bytes).
  * key_block != NULL: block 0 is a key block (see xor_block0_zmm); len > 64.
  */
 static void chacha20_xor_zmm(const chapoly_kernels *kt, uint8_t *key_block, uint8_t *out,

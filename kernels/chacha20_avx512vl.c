@@ -12,7 +12,7 @@
  * one. No zmm register is touched, so Skylake-X keeps its clock. One block
  * (len <= 64): the path "chacha-one" (shapes): one xmm row set
  * (chacha20_xor_row1_avx512vl, below), or the scalar portable kernel where
- * a dependent vector op is slow (Zen 5: 2 cycles; cpu_profiles.c).
+ * a dependent vector op is slow (the CPU profile's choice).
  * Partial blocks use AVX-512BW byte-masked loads and stores: no byte loop,
  * no read or write past len, no keystream copy in memory.
  *
@@ -180,19 +180,17 @@ void chacha20_xor_avx512vl(const chapoly_kernels *kt, uint8_t *out, const uint8_
 
 /* ------------------------------------------------------- one block, xmm -- */
 /*
- * chacha20_xor_row1_avx512vl: one block (0 <= len <= 64, the block at counter
- * ctr_nonce[0]) as one xmm row set: the lone block of both levels with
- * "chacha-one=rows". Latency-bound: one dependency chain of 20 rounds x 4 steps x
- * (add, xor, rotate) = 240 vector ops. The diagonal rounds rotate rows a,
- * c and d instead of b, c and d (row b is the one the next quarter round
- * needs first, a, c and d are ready earlier), so the three vpshufd per half
- * round run beside the chain instead of adding a step to it.
+ * chacha20_xor_row1_avx512vl: one block (0 <= len <= 64, the block at
+ * counter ctr_nonce[0]) as one xmm row set: the lone block of every
+ * AVX-512 level with "chacha-one=rows". Latency-bound: one dependency
+ * chain of 20 rounds x 4 steps x (add, xor, rotate) = 240 vector ops.
+ * The diagonal rounds rotate rows a, c and d instead of b, c and d (row b
+ * is the one the next quarter round needs first, a, c and d are ready
+ * earlier), so the three vpshufd per half round run beside the chain
+ * instead of adding a step to it.
  * Rotates: by 12 and 7 with vprold, by 16 and 8 with vpshufb. Where the
- * two have the same latency (Intel: 1 cycle; Zen 5: 2, where vprold
- * throughout measured the same 112 ns a block) this costs nothing; LLVM's
- * Zen 4 model gives vprold 2 cycles and vpshufb 1 (llvm-mca-16
- * -mcpu=znver4: 307 cycles a call against 346 with vprold throughout; the
- * Intel models: 265-267 either way).
+ * two have the same latency this costs nothing; where vprold is the slower
+ * one, the shuffles shorten the chain.
  * Partial block: each 16-byte row is XORed with a byte-masked load and
  * store (masks from len, no branch): nothing is read or written past len.
  * The state, its input copies and the keystream live in xmm0-15 only (no

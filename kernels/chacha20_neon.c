@@ -372,11 +372,11 @@ static CHAPOLY_NOINLINE size_t wide_xor(uint8_t *out, const uint8_t *in, size_t 
 }
 
 /*
- * Dead stack: GCC 12 -O2 keeps the rounds in registers but spills a key
- * broadcast around the feed-forward of vertical_xor (a 144-byte frame:
- * d8-d15, the caller's values, one spill slot and the partial-block
- * keystream, which xor_part zeroes itself). Each exported function scrubs
- * once per call; test_secrets fails without it.
+ * Dead stack: optimised, the compiler keeps the rounds in registers but
+ * may spill a key broadcast around the feed-forward of vertical_xor (GCC
+ * at -O2: a 144-byte frame of d8-d15, the caller's values, one spill slot
+ * and the partial-block keystream, which xor_part zeroes itself). Each
+ * exported function scrubs once per call; test_secrets fails without it.
  */
 #ifdef __OPTIMIZE__
 #define SCRUB_BYTES 256

@@ -13,7 +13,7 @@
  * ports with the vector rounds (Intel), so only a profile row turns it on.
  *
  * Poly1305 (poly1305_avx2.c): the vector path from 22 blocks, where the
- * slowest vector latency measured (2 cycles a dependent op) crosses over;
+ * slowest vector latency (2 cycles a dependent op) crosses over;
  * cores with 1-cycle vector ops get an earlier one from their profile row.
  *
  * HChaCha20 is one serial block with nothing to interleave: the scalar

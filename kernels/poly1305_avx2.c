@@ -4,7 +4,7 @@
  * "avx2" level and for the AVX-512 levels on CPUs without IFMA.
  *
  * Short calls run the scalar radix-2^64 code (poly1305_scalar.h, the asm
- * block loop: ~14 cycles per block against ~16 for the C loop). Longer
+ * block loop, faster than the C one). Longer
  * ones hash nb mod 4 blocks with the scalar code first (after the key
  * powers in program order: two scalar chains the core runs side by side),
  * then put block 4i + j in lane j: one step h <- h * r^4 + m when the
@@ -73,8 +73,8 @@ _Static_assert(W_LANES % 4 == 0 && W_POW % 4 == 0 && W_POW5 % 4 == 0 &&
 #define M26 0x3ffffffULL
 
 /*
- * Named fields, not arrays: GCC 12 moved array-of-vector structs through
- * general registers and the stack here.
+ * Named fields, not arrays: the compiler moved array-of-vector structs
+ * through general registers and the stack (GCC).
  */
 typedef struct {
     __m256i l0, l1, l2, l3, l4;
@@ -125,8 +125,8 @@ CHAPOLY_INLINE v5 avx2_mad(v5 d, v5 x, const vkey5 *k)
 /*
  * Carry: two rounds in which every limb passes its excess up at once (the
  * top one times 5 to limb 0). Shorter latency than one serial chain
- * through the limbs (measured 2-3 % on the whole MAC from 448 bytes on
- * this Zen 5, whose dependent vector ops take 2 cycles). Inputs to
+ * through the limbs, which counts where dependent vector ops are slow.
+ * Inputs to
  * avx2_mad have limbs below 2^27, multipliers r_i < 2^26.4, s_i < 2^28.8;
  * with at most two whole multiplies summed plus a message limb, d_i <
  * 2^60. Round one: c_i < 2^34, limb 0 < 2^26 + 5 * 2^34 < 2^36.4, the

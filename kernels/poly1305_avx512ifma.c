@@ -8,14 +8,14 @@
  * crossovers are the table's shapes, kernels.h; their values per CPU are
  * in the level table and cpu_profiles.c):
  *   nb <  poly-vector  scalar radix 2^64 (poly1305_scalar.h): no key powers,
- *                      nothing to convert (~14 cycles per block);
+ *                      nothing to convert;
  *   nb <  poly-vector2 one 8-lane accumulator stepping by r^8;
  *   otherwise          two 8-lane accumulators A, B (blocks 16i..16i+7 and
  *                      16i+8..16i+15) stepping by r^16, which hides the
  *                      latency of one multiply + carry chain.
  * The vector paths pay a fixed cost: the key powers (three or four
- * dependent multiplies, ~110 / ~150 cycles here, where a dependent vector
- * op takes 2 cycles) and the fold of the lanes at the end (~45). A call
+ * dependent multiplies, latency-bound) and the fold of the lanes at the
+ * end. A call
  * that starts from the scalar hash therefore first hashes nb mod 8 blocks
  * (8 more when that is below poly-prefix) with the scalar code, in program
  * order between the levels of the key powers, so the integer pipes work
@@ -26,8 +26,8 @@
  * vector call before: a one-shot MAC, the AEAD's text), if shorter than
  * poly-keep blocks, keeps the key powers and lanes in registers and folds
  * the lanes at its end: no table or lanes stored, nothing of them to wipe
- * at final (with stores and the fold in the next call or final it took
- * ~20 cycles more here). Other vector calls store them and leave lanes
+ * at final (cheaper than the stores and a fold in the next call or
+ * final). Other vector calls store them and leave lanes
  * pending, for streams of updates.
  *
  * Each step computes h <- h * r^n + m: the message limbs are the initial
@@ -153,13 +153,12 @@ CHAPOLY_INLINE void beside_step(beside *b)
  * V16 = V8 * r^8. Computed in registers (the run keeps using them) and
  * stored in the table for later calls and the final fold.
  *
- * The levels are latency-bound (~110 core cycles for the three on the
- * Zen 5 development machine, whose dependent vector ops take 2 cycles),
- * and the scalar blocks do not depend on them: with b, a share of b's
- * blocks is placed in program order after each level, so the out-of-order
- * core runs the scalar chain on the integer pipes during the levels. (All
- * of the blocks after the powers measured no faster than none: the powers
- * then hold the reorder buffer's head while the scalar loop fills it.)
+ * The levels are latency-bound, and the scalar blocks do not depend on
+ * them: with b, a share of b's blocks is placed in program order after
+ * each level, so the out-of-order core runs the scalar chain on the
+ * integer pipes during the levels. (All of the blocks after the powers
+ * gain nothing: the powers then hold the reorder buffer's head while the
+ * scalar loop fills it.)
  */
 CHAPOLY_INLINE vkey powers8(const uint64_t *p, beside *b)
 {
@@ -521,13 +520,13 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in, size_
  * it). The stores are 64-byte aligned, from the first 64-byte boundary at
  * or below the stack pointer down (like the array of a scrub function):
  * above it lie only the return address and the callee's saves of this
- * function's registers, the realigned vector frames lie below it. An
- * unaligned store covering those bytes too cost 20-40 cycles per call
- * (the next frames' loads there waited on the split store).
+ * function's registers, the realigned vector frames lie below it. (An
+ * unaligned store covering those bytes too is slow: the next frames' loads
+ * there wait on the split store.)
  *
- * The scalar paths need no scrub: the block loop is one asm loop whose key words are only memory
- * operands (sc_blocks_mem), and the final reduction keeps the hash in
- * registers (checked with objdump for GCC 12 and clang 14). test_secrets
+ * The scalar paths need no scrub: the block loop is one asm loop whose key
+ * words are only memory operands (sc_blocks_mem), and the final reduction
+ * keeps the hash in registers (checked with objdump, GCC and clang). test_secrets
  * checks the dead stack after every path; it fails with SCRUB_VECTOR 64
  * and with the C block loop (sc_blocks) without a scrub.
  */
@@ -536,11 +535,11 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in, size_
 /*
  * n (256, 512 or 1024) bytes: 256 after the 8-lane path (run8, finish8: no
  * vector spills; a frame of pushes, a 64-byte realignment and a few GPR
- * slots, under 200 bytes with GCC 12), 512 after run16 alone (three zmm
+ * slots, under 200 bytes optimised), 512 after run16 alone (three zmm
  * spills in a frame under 400 bytes), 1024 when finish16 ran (run16 and
  * finish16 frames: about 600 bytes, 64-byte realignment included). Each
- * 64-byte store, queued behind the fold a first vector call ends with,
- * costs: the 1 KiB form took ~12 cycles more than none there.
+ * 64-byte store, queued behind the fold a first vector call ends with, has
+ * a cost, so the size follows the path.
  */
 #define SCRUB_VECTOR 1024
 #define SCRUB_VECTOR_MID 512

@@ -159,8 +159,8 @@ CHAPOLY_INLINE vacc acc_mad_tree(vacc a, v3 h, const vkey *k)
 
 /*
  * Carry for key powers: two rounds in which every limb passes its excess
- * up at the same time (16 cycles of latency instead of 26 for the serial
- * chain of ifma_carry). Valid for products of two key powers (limbs below
+ * up at the same time (a shorter dependency chain than the serial one of
+ * ifma_carry). Valid for products of two key powers (limbs below
  * 2^44.01, 2^44.01, 2^42.01 and their 20x): after round one h0 < 2^49,
  * h1 < 2^47.6, h2 < 2^46; after round two h0 < 2^44 + 2^7, h1 < 2^44 + 2^5,
  * h2 < 2^42 + 2^4, the same form again.
@@ -197,8 +197,7 @@ CHAPOLY_INLINE v3 pow_mul(v3 h, const vkey *k)
 /*
  * The same in 4 lanes (ymm, AVX-512VL), for the first levels of the key
  * powers, which need at most 4 distinct lanes: half the port pressure of
- * zmm on cores that split 512-bit ops (Zen 4) or run 512-bit IFMA on one
- * port (Ice Lake).
+ * zmm on cores that split 512-bit ops or run 512-bit IFMA on one port.
  */
 typedef struct {
     __m256i l0, l1, l2;

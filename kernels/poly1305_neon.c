@@ -71,7 +71,7 @@ _Static_assert(W_R4 % 2 == 0 && W_R2 % 2 == 0 && W_LANES % 2 == 0,
 /*
  * Frames below the exported functions: neon_powers' 256 bytes (plus the
  * caller's 64); optimised, the scalar loop, the vector steps and the lane
- * fold keep everything in registers (GCC 12 -O2), so only the powers are
+ * fold keep everything in registers (GCC at -O2), so only the powers are
  * followed by a scrub. Unoptimised builds keep every local in the frame:
  * there every exported call scrubs.
  */
@@ -194,7 +194,7 @@ CHAPOLY_INLINE void pow_store(uint32_t *w, const key26 *k)
 }
 
 /*
- * Key powers, once per key: r^2, r^4 and the final pairs (r^2, r). GCC 12
+ * Key powers, once per key: r^2, r^4 and the final pairs (r^2, r). GCC
  * assembles the 32-bit tables with vector shuffles through a 256-byte
  * frame, which leaves key limbs on the stack: the caller scrubs after it
  * (test_secrets fails without).
