@@ -203,14 +203,6 @@ CHAPOLY_INLINE v5 load_last(const uint8_t *in, unsigned k, uint64_t padbit)
 
 #define LD(w) _mm256_load_si256((const __m256i *)(w))
 
-CHAPOLY_INLINE vkey5 pow_vec(const uint64_t *p)
-{
-    const uint64_t *t = p + W_POW, *s = p + W_POW5;
-    vkey5 k = { LD(t), LD(t + 4), LD(t + 8), LD(t + 12), LD(t + 16),
-                LD(s), LD(s + 4), LD(s + 8), LD(s + 12) };
-    return k;
-}
-
 /*
  * r^e (1..4) in every lane, by whole-vector loads and a permute: the table
  * may have been written by vector stores moments ago, and a narrower load
