@@ -19,7 +19,7 @@
  * B, C, ... then again): the scalar portable kernel (what every level but
  * avx2 uses for len <= 64), the avx2 level's chacha20_xor (a ymm row set of
  * two blocks and its 512-byte scrub), and the xmm row forms
- * chacha20_xor_row1_avx2 / _avx512 (kernels_impl.h, not table entries
+ * chacha20_xor_row1_avx2 / _avx512vl (kernels_impl.h, not table entries
  * yet). "tput": independent back-to-back calls (consecutive calls may
  * overlap in the out-of-order window); "lat": each call's nonce word 1 is
  * XORed with the previous call's first output byte, so the calls run one
@@ -252,7 +252,7 @@ static void one_block_forms(job *j, const size_t *sizes, size_t nsizes, int reps
 #ifdef CHAPOLY_HAVE_AVX512
     if (chapoly_kernels_by_name("avx512vl") != NULL) {
         f[nf].name = "row1-avx512";
-        f[nf++].fn = chacha20_xor_row1_avx512;
+        f[nf++].fn = chacha20_xor_row1_avx512vl;
     }
 #endif
     (void)k;

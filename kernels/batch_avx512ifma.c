@@ -8,7 +8,8 @@
  * no key powers are needed; eight chains share every multiply. A group of
  * up to eight messages whose states are still scalar (W_STATE 0: no lanes,
  * no powers) and whose texts are at most LANES_MAX blocks steps together
- * for as many blocks as its shortest message has; the hashes go back to
+ * for as many blocks as its shortest message has (when that is at least
+ * the table's "multi-lanes", else not at all); the hashes go back to
  * each state's radix-2^64 head, and each message's remaining blocks run
  * the scalar chain (sc_blocks_mem). Any other message goes to
  * poly1305_blocks_avx512ifma. Absent lanes hash zeros under a zero key.
@@ -22,9 +23,6 @@
 #include "poly1305_ifma.h"
 
 #define LANES_MAX 64
-#ifndef LANES_MIN
-#define LANES_MIN 2
-#endif
 
 /* Block j of eight messages -> lanes of limbs (lane i = message i). */
 CHAPOLY_INLINE v3 load_lanes(const uint8_t *const in[8], size_t j, __m512i padv)
@@ -88,15 +86,17 @@ static CHAPOLY_NOINLINE void lanes8(uint64_t *const p[8], const uint8_t *const i
 CHAPOLY_DEFINE_SCRUB(scrub_lanes, 1024)
 
 /*
- * The group's common blocks (steps: its shortest message's) in lanes, then
- * each message's rest in its scalar chain. steps is kept in general
- * registers as the group grows (a vector min here would move a length out
- * of a vector register into a branch, which ct_objdump refuses).
+ * The group's common blocks (steps: its shortest message's) in lanes if
+ * there are at least lanes_min ("multi-lanes"; steps >= 1 always, as every
+ * message has a block), then each message's rest in its scalar chain. steps
+ * is kept in general registers as the group grows (a vector min here would
+ * move a length out of a vector register into a branch, which ct_objdump
+ * refuses).
  */
 static void run_group(uint64_t *const p[8], const uint8_t *const in[8], const size_t nb[8],
-                      size_t n, size_t steps)
+                      size_t n, size_t steps, size_t lanes_min)
 {
-    if (steps < LANES_MIN) {
+    if (steps < lanes_min) {
         steps = 0;
     } else {
         lanes8(p, in, steps, n);
@@ -134,7 +134,7 @@ void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state 
         if (g == 0 || blocks < steps)
             steps = blocks;
         if (++g == 8) {
-            run_group(p, ip, nb, 8, steps);
+            run_group(p, ip, nb, 8, steps, kt->shapes.multi_lanes_min);
             g = 0;
         }
     }
@@ -149,6 +149,6 @@ void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state 
             ip[g] = zero_blocks;
             nb[g] = LANES_MAX;
         }
-        run_group(p, ip, nb, used, steps);
+        run_group(p, ip, nb, used, steps, kt->shapes.multi_lanes_min);
     }
 }

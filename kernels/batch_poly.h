@@ -12,25 +12,19 @@
 
 #include "poly1305_scalar.h"
 
-/*
- * Messages of up to this many blocks whose state is still scalar (no lanes,
- * no key powers: W_STATE 0) run the scalar chain here; any other goes to
- * the level's own poly1305_blocks. Below every SIMD level's first vector
- * shape (IFMA 8 lanes from 18 blocks, AVX2 4 lanes from 32), where the
- * level would run the same scalar Horner chain alone.
- */
-#define MULTI_SCALAR_MAX 17
-
 typedef void blocks_fn(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in, size_t len, unsigned padbit);
 
 /*
- * One call for all messages: a short message whose state is still scalar
- * runs the asm Horner chain (sc_blocks_mem: key and hash never leave the
- * registers and the state, so nothing to scrub) straight on its state; any
- * other goes to the level's own blocks function. Consecutive short chains
- * overlap only through out-of-order execution. (Two chains stepped
- * together in C with the sc_mul_r intrinsics were slower here: GCC 12
- * spills the carries of both through the stack.)
+ * One call for all messages: a message shorter than the level's vector
+ * path ("poly-vector" blocks) whose state is still scalar (no lanes, no
+ * key powers: W_STATE 0), where the level's poly1305_blocks would run the
+ * same scalar Horner chain, runs the asm Horner chain (sc_blocks_mem: key
+ * and hash never leave the registers and the state, so nothing to scrub)
+ * straight on its state; any other goes to the level's own blocks
+ * function. Consecutive short chains overlap only through out-of-order
+ * execution. (Two chains stepped together in C with the sc_mul_r
+ * intrinsics make the compiler spill the carries of both through the
+ * stack, and ran slower: bench/results/kernel-notes.md.)
  */
 CHAPOLY_INLINE void multi_poly(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
                                const size_t len[], size_t n, blocks_fn *blocks)
@@ -41,7 +35,7 @@ CHAPOLY_INLINE void multi_poly(const chapoly_kernels *kt, poly1305_state *const 
 
         if (nb == 0)
             continue;
-        if (p[W_STATE] != 0 || nb > MULTI_SCALAR_MAX) {
+        if (p[W_STATE] != 0 || nb >= kt->shapes.poly_vector_min) {
             blocks(kt, st[i], in[i], len[i], 1);
             continue;
         }

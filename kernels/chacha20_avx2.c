@@ -8,10 +8,11 @@
  *                  last batch of 5..7 blocks writes only the blocks it
  *                  owns, a last 1..4 blocks go to row sets);
  *   3..4 blocks -> two interleaved ymm row sets (2 blocks each, one per
- *                  128-bit lane); 1..2 blocks -> one ymm row set (measured
- *                  88 ns for one block against 116 ns for the scalar
- *                  portable kernel on a Zen 4; a whole column batch for a
- *                  last block cost 142 ns).
+ *                  128-bit lane); 1..2 blocks -> one ymm row set (a row
+ *                  set is latency-bound: a whole column batch for one
+ *                  last block costs more than it);
+ *   len <= 64   -> the path "chacha-one": an xmm row set (row1, below) or
+ *                  the scalar portable kernel, the CPU profile's choice.
  * Rotates: by 16 and 8 with vpshufb (one shuffle uop), by 12 and 7 with
  * shift + shift + or. A partial last block is XORed straight from the
  * keystream registers in 32/16/8/4/2/1-byte steps (at most six steps, no
@@ -21,12 +22,13 @@
  * The column batches run their rounds and feed-forward in inline assembly
  * (cols_batch_asm_ymm, chacha20_ymm.h) that parks two of x8..x11 in
  * memory at a time, as OpenSSL's ChaCha20_8x does: compiled from
- * intrinsics, GCC 12 spilled ~17 values per double round and ran at 0.92x
- * OpenSSL's AVX2 code. The input state is broadcast once per call into a
- * stack array; it, the parked words, the batch output before the
- * transpose and the rows path's spills are as secret as the key (the
- * rounds are invertible), so the vector work runs in out-of-line functions
- * and the caller overwrites their stack area afterwards (scrub_stack_*).
+ * intrinsics, the compiler spills many more values per double round (and
+ * the batch ran slower than OpenSSL's AVX2 code). The input state is
+ * broadcast once per call into a stack array; it, the parked words, the
+ * batch output before the transpose and the rows path's spills are as
+ * secret as the key (the rounds are invertible), so the vector work runs
+ * in out-of-line functions and the caller overwrites their stack area
+ * afterwards (scrub_stack_*).
  * The transpose and stores are shared with the "avx512vl" level
  * (chacha20_ymm.h).
  *
@@ -317,9 +319,9 @@ keyblock_columns(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len
 /*
  * Overwrite the stack just below the caller's frame, where the frame of the
  * kernel it called last was: that frame holds spilled round state, as secret
- * as the key since the rounds are invertible. With gcc 12 and clang 14 the
- * frames are about 0x360 bytes (xor_columns) and 0xa0 (rows); the sizes
- * below leave a wide margin and cost a few dozen cycles at most.
+ * as the key since the rounds are invertible. The frames are about 0x360
+ * bytes (xor_columns) and 0xa0 (rows) optimised (objdump, GCC and clang);
+ * the sizes below leave a wide margin at little cost.
  */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 CHAPOLY_DEFINE_SCRUB(scrub_stack_512, 512)
@@ -372,7 +374,7 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
  * chacha20_xor_row1_avx2: one block (0 <= len <= 64, the block at counter
  * ctr_nonce[0]) as one xmm row set: the lone block with "chacha-one=rows"
  * (faster than a ymm row set of two blocks, rows(), whose frame is
- * scrubbed, in every model and on Zen 5). VEX xmm code only: no upper
+ * scrubbed). VEX xmm code only: no upper
  * state is touched, so no vzeroupper. Rotates by 16 and 8 with vpshufb, by
  * 12 and 7 with shift + shift + or. The diagonal rounds rotate rows a, c
  * and d (not b, which the next quarter round needs first), so the vpshufd

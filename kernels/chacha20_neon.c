@@ -13,13 +13,14 @@
  *    4r..4r+3); the diagonal round rotates rows 1..3 with ext and back.
  *    About 400 instructions per block against about 1200 per vertical
  *    batch: short messages and the last one to three blocks.
- *  - wide, 5 blocks, from CHACHA_WIDE_MIN (512) bytes: a vertical batch and
- *    a fifth block in general registers in one loop body, so the integer
- *    pipes work beside the two vector pipes of a big core. It executes more
- *    instructions per block (about 470 against 330 for vertical batches
- *    alone; OpenSSL's 6 x NEON + 2 x integer loop about 525, counted under
- *    qemu by scripts/arm64-insn-count.sh) for more blocks in flight; speed
- *    cannot be timed here, so -DCHACHA_WIDE_MIN=0 builds without it.
+ *  - wide, 5 blocks, from the table's "chacha-wide" bytes (0: never): a
+ *    vertical batch and a fifth block in general registers in one loop
+ *    body, so the integer pipes work beside the two vector pipes of a big
+ *    core. It executes more instructions per block (about 470 against 330
+ *    for vertical batches alone; OpenSSL's 6 x NEON + 2 x integer loop about
+ *    525, counted under qemu by scripts/arm64-insn-count.sh) for more
+ *    blocks in flight; which is faster depends on the core, so it is a path
+ *    choice ("chacha-wide=0" turns it off).
  * Rotations: by 16 with rev32 (16-bit lanes), by 8 with tbl, by 12 and 7
  * with shl + sri (shift and insert). The vertical rounds need no lane
  * shuffle; the row rounds need ext (three before and three after each
@@ -33,14 +34,6 @@
  */
 #include <arm_neon.h>
 #include "kernels_impl.h"
-
-/*
- * Messages from this length on take the five-block steps (wide_xor); 0
- * turns them off.
- */
-#ifndef CHACHA_WIDE_MIN
-#define CHACHA_WIDE_MIN 512
-#endif
 
 static const uint8_t rot8_index[16] = { 3, 0, 1, 2, 7, 4, 5, 6, 11, 8, 9, 10, 15, 12, 13, 14 };
 static const uint32_t lane_index[4] = { 0, 1, 2, 3 };
@@ -304,7 +297,6 @@ static CHAPOLY_NOINLINE size_t vertical_xor(uint8_t *out, const uint8_t *in, siz
         c += d; b ^= c; b = rotl32(b, 7);                \
     } while (0)
 
-#if CHACHA_WIDE_MIN > 0
 /*
  * Long messages: five blocks per step, 320 bytes, while len >= 320: four
  * in the vertical layout and the fifth in sixteen general registers, in
@@ -378,14 +370,13 @@ static CHAPOLY_NOINLINE size_t wide_xor(uint8_t *out, const uint8_t *in, size_t 
     *ctrp = ctr;
     return len;
 }
-#endif
 
 /*
- * Dead stack: GCC 12 -O2 keeps the rounds in registers but spills a key
- * broadcast around the feed-forward of vertical_xor (a 144-byte frame:
- * d8-d15, the caller's values, one spill slot and the partial-block
- * keystream, which xor_part zeroes itself). Each exported function scrubs
- * once per call; test_secrets fails without it.
+ * Dead stack: optimised, the compiler keeps the rounds in registers but
+ * may spill a key broadcast around the feed-forward of vertical_xor (GCC
+ * at -O2: a 144-byte frame of d8-d15, the caller's values, one spill slot
+ * and the partial-block keystream, which xor_part zeroes itself). Each
+ * exported function scrubs once per call; test_secrets fails without it.
  */
 #ifdef __OPTIMIZE__
 #define SCRUB_BYTES 256
@@ -397,13 +388,11 @@ CHAPOLY_DEFINE_SCRUB(scrub_stack, SCRUB_BYTES)
 void chacha20_xor_neon(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
                        const uint32_t ctr_nonce[4])
 {
-    (void)kt;
     uint32_t ctr = ctr_nonce[0];
 
     if (len == 0)
         return;
-#if CHACHA_WIDE_MIN > 0
-    if (len >= CHACHA_WIDE_MIN) {
+    if (kt->shapes.chacha_wide_min != 0 && len >= kt->shapes.chacha_wide_min) {
         size_t done = len;
 
         len = wide_xor(out, in, len, key, ctr_nonce, &ctr);
@@ -411,7 +400,6 @@ void chacha20_xor_neon(const chapoly_kernels *kt, uint8_t *out, const uint8_t *i
         out += done;
         in += done;
     }
-#endif
     if (len > 192) {
         size_t done = len;
 

@@ -67,12 +67,12 @@ CHAPOLY_INLINE void chacha20_block_words(uint32_t x[16], const uint32_t key[8],
 /*
  * Dead stack: sixteen state words do not fit in the general registers, so
  * the compiler spills round state, the state after the rounds included
- * (GCC 12 -O3 parked it in the red zone of an out-of-line round function),
+ * (GCC at -O3 parked it in the red zone of an out-of-line round function),
  * and that minus the keystream is the input block, key words and all. So
  * each exported function runs its rounds in one out-of-line function,
  * leaves the words it holds to the spill slots of that frame, and then
  * scrubs where the frame was, once per call. Optimised, those frames reach
- * at most about 330 bytes below the caller (GCC 12 -O3, xor_impl: return
+ * at most about 330 bytes below the caller (GCC at -O3, xor_impl: return
  * address, six saved registers, a 0x108-byte frame); test_secrets fails
  * with SCRUB_BYTES 256. Unoptimised builds keep every local in the frame.
  */

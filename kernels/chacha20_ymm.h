@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * 8-lane (ymm) ChaCha20 building blocks, shared by chacha20_avx2.c (the
- * "avx2" level: 16 registers, AVX2 rotates) and chacha20_avx512.c (the
+ * "avx2" level: 16 registers, AVX2 rotates) and chacha20_avx512vl.c (the
  * "avx512vl" level: 32 registers, vprold). Column layout: word i of eight
  * blocks in register xi; row layout: one block per 128-bit lane, so a row
  * set is two blocks.
@@ -171,12 +171,13 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
 /*
  * ---- "avx2" column rounds in inline assembly (16 ymm registers) ----
  * The 8-lane column state needs 16 registers and the rotates by 12 and 7
- * two temporaries; compiled from intrinsics, GCC 12 spilled ~17 values per
- * double round. Here a batch's 20 rounds and feed-forward are one asm
- * block (cols_batch_asm_ymm): it holds 14 state words (x0..x7, two of
- * x8..x11, x12..x15) and two temporaries in the 16 registers and parks the
- * other two of x8..x11 in slots of the output array (one swap per half
- * round, as OpenSSL's ChaCha20_8x does). The vpshufb patterns are memory
+ * two temporaries; compiled from intrinsics, the compiler spills many
+ * values per double round (round state, as secret as the key). Here a
+ * batch's 20 rounds and feed-forward are one asm block
+ * (cols_batch_asm_ymm): it holds 14 state words (x0..x7, two of x8..x11,
+ * x12..x15) and two temporaries in the 16 registers and parks the other
+ * two of x8..x11 in slots of the output array (one swap per half round, as
+ * OpenSSL's ChaCha20_8x does). The vpshufb patterns are memory
  * operands; nothing else touches the stack.
  * Registers: a0..a3 = ymm0..3 (x0..x3), b0..b3 = ymm4..7 (x4..x7), c0 c1 =
  * ymm8 ymm9 (x8 x9 between double rounds, x10 x11 in the middle),

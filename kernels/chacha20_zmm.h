@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * 16-lane (zmm) ChaCha20 building blocks, shared by chacha20_avx512.c and
- * the stitched AEAD kernel (aead_avx512.c). Column layout: word i of
+ * the stitched AEAD kernel (aead_avx512ifma.c). Column layout: word i of
  * sixteen blocks in register xi; row layout: one block per 128-bit lane.
  */
 #ifndef CHAPOLY_CHACHA20_ZMM_H

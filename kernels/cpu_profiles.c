@@ -2,76 +2,118 @@
 /*
  * CPU profiles: the path choices and crossovers each microarchitecture
  * prefers, as "name=value" lists (the names of dispatch.c's shapes), keyed
- * by vendor, family and model. A CPU in no row keeps its level's table
- * values, which are the choices that are not slower than OpenSSL's default
- * provider on any CPU measured so far.
+ * by vendor, family, model and level. The first row that matches the CPU
+ * and the level applies; a CPU in no row keeps its level's table values,
+ * which are the choices that are not slower than OpenSSL's default
+ * provider on any CPU measured or estimated so far.
  *
  * Why a table and not a measurement at load time: a timing taken while the
  * module loads is noisy on a shared or busy host (the provider loads in
  * every program that uses libcrypto, often at start-up, beside other
  * start-up work), it would make the bytes of the choice vary from run to
  * run and from process to process, and it costs every program's start. The
- * rows below come from the sweep (bench/README.md) on each machine named,
- * and from a pipeline model (llvm-mca) for the ones not at hand; every
- * choice can be forced by name (config "paths", CHAPOLY_PATHS) to check it
- * on another machine.
+ * rows below come from the sweep (bench/README.md) on the machines named
+ * in bench/results/kernel-notes.md ("measured") and from a pipeline model
+ * (llvm-mca) for the cores not at hand ("estimated"); every choice can be
+ * forced by name (config "paths", CHAPOLY_PATHS) to check it on another
+ * machine. No value changes a result, only the path that computes it.
  *
  * Nothing here looks at the CPU: dispatch.c passes in what cpu_features.c
  * read.
  */
 #include "kernels_impl.h"
 
+#define ANY 0, ~0u
+/* The levels whose Poly1305 is the AVX2 one (poly1305_avx2.c). */
+#define AVX2_POLY "avx2 avx512vl avx512-noifma"
+
 static const struct profile {
     const char *name;
     unsigned vendor;
     unsigned family_lo, family_hi; /* cpuid display family */
-    const char *level;             /* NULL: every level */
+    unsigned model_lo, model_hi;   /* cpuid display model */
+    const char *levels;            /* space-separated; NULL: every level */
     const char *paths;
 } profiles[] = {
     /*
      * Intel cores (Haswell to Sapphire Rapids and later): a dependent
-     * vector add/xor/rotate is 1 cycle, so a lone block in a row of xmm
-     * registers (~265-320 cycles, llvm-mca sapphirerapids, icelake-server,
-     * alderlake, skylake) beats the scalar block (377-456: its 320 rotates
-     * share ports 0 and 6; 70 % of the time of QUIC's header protection on
-     * a Sapphire Rapids class Xeon); and scalar mulx shares ports with the
-     * vector rounds, so the stitched AVX2 AEAD loses to the split one
-     * (measured there: stitched 0.85-0.95x the AVX2-limited default from
-     * 1 KiB). These are the level tables' values.
+     * vector add/xor/rotate takes 1 cycle, so a lone block in a row of xmm
+     * registers beats the scalar block, whose rotates share two ports (the
+     * level tables' "chacha-one=rows", estimated); scalar mulx shares ports
+     * with the vector rounds, so the stitched AVX2 AEAD loses to the split
+     * one (measured; the tables' "aead=split").
+     * IFMA Poly1305 (estimated): Ice Lake-SP runs 512-bit IFMA on one port,
+     * so its 16-lane step costs nearly two 8-lane ones; Sapphire Rapids
+     * class cores (Emerald and Granite Rapids alike) have two IFMA ports.
+     * The scalar prefix beside the key powers gains nothing where vector
+     * latency is short: 0. AVX2 Poly1305: the vector path from 16 blocks
+     * (estimated).
      */
-    { "intel", CHAPOLY_VENDOR_INTEL, 0, ~0u, NULL, "" },
+    { "intel-icx", CHAPOLY_VENDOR_INTEL, 6, 6, 0x6a, 0x6c, "avx512",
+      "poly-vector=12 poly-vector2=80 poly-prefix=0" },
+    { "intel-spr", CHAPOLY_VENDOR_INTEL, 6, 6, 0x8f, 0x8f, "avx512",
+      "poly-vector=11 poly-vector2=40 poly-prefix=0" },
+    { "intel-spr", CHAPOLY_VENDOR_INTEL, 6, 6, 0xad, 0xae, "avx512",
+      "poly-vector=11 poly-vector2=40 poly-prefix=0" },
+    { "intel-spr", CHAPOLY_VENDOR_INTEL, 6, 6, 0xcf, 0xcf, "avx512",
+      "poly-vector=11 poly-vector2=40 poly-prefix=0" },
+    { "intel", CHAPOLY_VENDOR_INTEL, ANY, ANY, "avx512", "poly-prefix=0" },
+    { "intel", CHAPOLY_VENDOR_INTEL, ANY, ANY, AVX2_POLY, "poly-vector=16" },
+    { "intel", CHAPOLY_VENDOR_INTEL, ANY, ANY, NULL, "" },
     /*
      * AMD Zen 2-4 (family 0x17, 0x19) and Hygon: separate integer and
      * vector pipes, so the stitched AVX2 AEAD fills idle integer units
-     * (Zen 4: 1.3-1.4x the AVX2-limited default from 1350 B, against
-     * 0.96-1.01x split). A dependent vector op is 1 cycle: a lone block in
-     * rows (the level tables' value; Zen 4 measured a ymm row set at 88 ns
-     * against 116 for the scalar block; llvm-mca znver4: xmm rows 307,
-     * scalar 330 cycles).
+     * (measured on Zen 4). A dependent vector op takes 1 cycle: a lone block
+     * in rows (the level tables' value; measured on Zen 4). AVX2 Poly1305
+     * from 20 blocks on Zen 3/4, 22 (the tables' value) on Zen 2
+     * (estimated). Zen 4 (the only family 0x19 core with AVX-512) splits
+     * 512-bit ops: its 16-lane IFMA step costs two 8-lane ones, so no 16
+     * lanes; 8 lanes from 20 blocks (estimated).
      */
-    { "amd-zen2-4", CHAPOLY_VENDOR_AMD, 0x17, 0x19, "avx2", "aead=stitched" },
-    { "amd-zen2-4", CHAPOLY_VENDOR_AMD, 0x17, 0x19, NULL, "" },
-    { "hygon", CHAPOLY_VENDOR_HYGON, 0x18, 0x18, "avx2", "aead=stitched" },
-    { "hygon", CHAPOLY_VENDOR_HYGON, 0x18, 0x18, NULL, "" },
+    { "amd-zen2", CHAPOLY_VENDOR_AMD, 0x17, 0x17, ANY, "avx2", "aead=stitched" },
+    { "amd-zen2", CHAPOLY_VENDOR_AMD, 0x17, 0x17, ANY, NULL, "" },
+    { "amd-zen3-4", CHAPOLY_VENDOR_AMD, 0x19, 0x19, ANY, "avx2",
+      "aead=stitched poly-vector=20" },
+    { "amd-zen3-4", CHAPOLY_VENDOR_AMD, 0x19, 0x19, ANY, "avx512vl avx512-noifma",
+      "poly-vector=20" },
+    { "amd-zen4", CHAPOLY_VENDOR_AMD, 0x19, 0x19, ANY, "avx512",
+      "poly-vector=20 poly-vector2=0" },
+    { "amd-zen3-4", CHAPOLY_VENDOR_AMD, 0x19, 0x19, ANY, NULL, "" },
+    { "hygon", CHAPOLY_VENDOR_HYGON, 0x18, 0x18, ANY, "avx2", "aead=stitched" },
+    { "hygon", CHAPOLY_VENDOR_HYGON, 0x18, 0x18, ANY, NULL, "" },
     /*
-     * AMD Zen 5 (family 0x1a): a dependent vector add/xor/rotate costs 2
-     * cycles, so a lone block in vector rows (xmm: 112 ns, ~490 cycles)
-     * loses to the scalar block (68 ns with its scrub), measured on AMD
-     * EPYC family 26 model 2 (bench_kernels -o chacha20-1block); the
-     * stitched AVX2 AEAD wins as on Zen 4.
+     * AMD Zen 5 (family 0x1a): a dependent vector add/xor/rotate takes 2
+     * cycles, so a lone block in vector rows loses to the scalar block
+     * (measured); the stitched AVX2 AEAD wins as on Zen 4 (measured). IFMA
+     * Poly1305: 8 lanes from 15 blocks, 16 from 32 (measured); AVX2
+     * Poly1305 from 22 blocks (measured: the tables' value).
      */
-    { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, "avx2", "chacha-one=scalar aead=stitched" },
-    { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, NULL, "chacha-one=scalar" },
+    { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, ANY, "avx2", "chacha-one=scalar aead=stitched" },
+    { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, ANY, "avx512",
+      "chacha-one=scalar poly-vector=15 poly-vector2=32" },
+    { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, ANY, NULL, "chacha-one=scalar" },
 };
+
+/* 1 if 'level' is a word of the space-separated list (NULL: every level). */
+static int level_in(const char *list, const char *level)
+{
+    size_t n = strlen(level);
+
+    if (list == NULL)
+        return 1;
+    for (const char *p = list; (p = strstr(p, level)) != NULL; p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
 
 const char *chapoly_cpu_profile(const chapoly_cpu_id *id, const char *level, const char **name)
 {
     for (size_t i = 0; i < sizeof(profiles) / sizeof(profiles[0]); i++) {
         const struct profile *p = &profiles[i];
 
-        if (p->vendor != id->vendor || id->family < p->family_lo || id->family > p->family_hi)
-            continue;
-        if (p->level != NULL && strcmp(p->level, level) != 0)
+        if (p->vendor != id->vendor || id->family < p->family_lo || id->family > p->family_hi ||
+            id->model < p->model_lo || id->model > p->model_hi || !level_in(p->levels, level))
             continue;
         *name = p->name;
         return p->paths;

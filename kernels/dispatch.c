@@ -76,6 +76,9 @@ static const struct shape {
     SIZE("poly-vector2", poly_vector2_min),
     SIZE("poly-stream", poly_stream_min),
     SIZE("poly-warm", poly_warm_min),
+    SIZE("poly-prefix", poly_prefix),
+    SIZE("poly-tail", poly_tail),
+    SIZE("poly-keep", poly_keep),
     SIZE("multi-lanes", multi_lanes_min),
     SIZE("first-max", first_max),
     SIZE("chacha-batch", chacha_batch),
@@ -84,7 +87,6 @@ static const struct shape {
 #undef SIZE
 };
 #define NSHAPES (sizeof(shapes) / sizeof(shapes[0]))
-#define S(name) (1u << shape_index(name))
 
 static unsigned shape_get(const chapoly_shapes *s, const struct shape *d)
 {
@@ -109,29 +111,39 @@ static void shape_set(chapoly_shapes *s, const struct shape *d, unsigned v)
 enum {
     U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_WIDE = 1u << 3,
     U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
-    U_PWARM = 1u << 8, U_MULTI = 1u << 9, U_FIRST = 1u << 10, U_BATCH = 1u << 11,
-    U_STREAM = 1u << 12,
-    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM /* what every level uses */
+    U_PWARM = 1u << 8, U_PPREFIX = 1u << 9, U_PTAIL = 1u << 10, U_PKEEP = 1u << 11,
+    U_MULTI = 1u << 12, U_FIRST = 1u << 13, U_BATCH = 1u << 14, U_STREAM = 1u << 15,
+    U_LAST = U_STREAM,
+    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM, /* what every level uses */
+    /* the lanes Poly1305 of AVX2 and IFMA (poly1305_avx2.c, poly1305_avx512ifma.c) */
+    U_POLY = U_PVEC | U_PSTREAM | U_PWARM | U_PPREFIX | U_PTAIL
 };
+_Static_assert(U_LAST == 1u << (NSHAPES - 1), "a U_* bit for each entry of shapes[], in order");
 
+/*
+ * poly_batch: the blocks of one step of the level's vector Poly1305 (0:
+ * none), the least a vector run from the scalar hash takes (apply_choices).
+ */
 static const struct level {
     const char *name;
     unsigned required;
     const chapoly_kernels *table;
     unsigned uses; /* U_* */
+    unsigned poly_batch;
 } levels[] = {
-    { "portable", 0, &chapoly_kernels_portable_table, U_ALL },
+    { "portable", 0, &chapoly_kernels_portable_table, U_ALL, 0 },
 #ifdef CHAPOLY_HAVE_AVX2
-    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD },
+    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD | U_POLY, 4 },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_ALL | U_ONE },
-    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma, U_ALL | U_ONE | U_PAIRS },
+    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_ALL | U_ONE | U_POLY, 4 },
+    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma,
+      U_ALL | U_ONE | U_PAIRS | U_POLY, 4 },
     { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512,
-      U_ALL | U_ONE | U_AEAD | U_PAIRS },
+      U_ALL | U_ONE | U_AEAD | U_PAIRS | U_POLY | U_PVEC2 | U_PKEEP | U_MULTI, 8 },
 #endif
 #ifdef CHAPOLY_HAVE_NEON
-    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL },
+    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL | U_WIDE | U_PVEC, 4 },
 #endif
 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
@@ -289,10 +301,25 @@ static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
     return ok;
 }
 
-/* The entries that follow from the shapes: the split form unless stitched is wanted. */
-static void apply_choices(chapoly_kernels *t, unsigned uses)
+/*
+ * Forced values the kernels cannot take, clamped; then the entries that
+ * follow from the shapes: the split form unless stitched is wanted.
+ */
+static void apply_choices(chapoly_kernels *t, const struct level *l)
 {
-    uint32_t b = t->shapes.chacha_batch;
+    chapoly_shapes *s = &t->shapes;
+    uint32_t b = t->shapes.chacha_batch, pb = l->poly_batch;
+
+    /*
+     * A vector Poly1305 run from the scalar hash starts with whole steps:
+     * at least one (two for the two-accumulator form, 0 there: never).
+     */
+    if ((l->uses & U_PVEC) && s->poly_vector_min < pb)
+        s->poly_vector_min = pb;
+    if ((l->uses & U_PWARM) && s->poly_warm_min < pb)
+        s->poly_warm_min = pb;
+    if ((l->uses & U_PVEC2) && s->poly_vector2_min != 0 && s->poly_vector2_min < 2 * pb)
+        s->poly_vector2_min = 2 * pb;
 
     /* forced values the first-text split cannot use: one block to one generic batch */
     if (t->shapes.first_max < CHACHA20_BLOCK_BYTES)
@@ -301,7 +328,7 @@ static void apply_choices(chapoly_kernels *t, unsigned uses)
         t->shapes.first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES;
     if (b < CHACHA20_BLOCK_BYTES || (b & (b - 1)) != 0 || b > t->shapes.first_max)
         t->shapes.chacha_batch = CHACHA20_BLOCK_BYTES;
-    if ((uses & U_AEAD) && !t->shapes.aead_stitched) {
+    if ((l->uses & U_AEAD) && !t->shapes.aead_stitched) {
         t->shapes.span_pre = 0;
         t->aead_xor_hash_range = chapoly_generic_xor_hash_range;
         t->aead_first_xor_hash = chapoly_generic_first_xor_hash;
@@ -323,7 +350,7 @@ static void build_level(chapoly_kernels *t, const struct level *l, const char *f
         paths_warning != NULL)
         *paths_warning = "a forced path is unknown, does not apply to this level or has a "
                          "bad value; ignored (the rest apply)";
-    apply_choices(t, l->uses);
+    apply_choices(t, l);
 }
 
 static const struct level *select_level(const char *request, const char **warning)

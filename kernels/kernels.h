@@ -91,19 +91,54 @@ typedef struct chapoly_kernels chapoly_kernels;
  *                   then its Poly1305 while the chunk is in L1
  * and the crossovers are sizes in bytes (ChaCha20) or 16-byte blocks in one
  * call (Poly1305). A shape a level does not use is 0 in its table and
- * cannot be forced there.
+ * cannot be forced there. chapoly_kernels_build clamps a forced value the
+ * level's kernels cannot take (dispatch.c: apply_choices), so no value
+ * changes a result, only the path that computes it.
  */
 typedef struct chapoly_shapes {
     uint8_t one_block_rows;     /* chacha-one */
     uint8_t aead_stitched;      /* aead */
     uint32_t chacha_pairs_min;  /* chacha-pairs: two column batches in flight from here */
-    uint32_t chacha_wide_min;   /* chacha-wide: vector batch + a block in general registers */
+    /*
+     * chacha-wide: a text this long or longer runs five-block steps (a
+     * vector batch and a block in general registers, NEON); 0: never.
+     */
+    uint32_t chacha_wide_min;
     uint32_t aead_chunk;        /* aead-chunk: the split form's chunk */
-    uint32_t poly_vector_min;   /* poly-vector: vector Poly1305 from this many blocks */
-    uint32_t poly_vector2_min;  /* poly-vector2: two vector accumulators from here */
-    uint32_t poly_stream_min;   /* poly-stream: a stream reaches the vector path after this many */
-    uint32_t poly_warm_min;     /* poly-warm: ...and then takes it for calls this long */
-    uint32_t multi_lanes_min;   /* multi-lanes: messages in one multi-message Poly1305 call */
+    /*
+     * Poly1305, in blocks of one poly1305_blocks call on a state with no
+     * vector lanes pending (pending lanes always continue as vectors):
+     *   poly-vector   the vector path (the level's first vector shape:
+     *                 AVX2 4 lanes, IFMA 8, NEON 2 x 2) from this many; at
+     *                 least one batch of that shape;
+     *   poly-vector2  two IFMA accumulators (16 lanes) from here; 0: never;
+     *                 at least two batches;
+     *   poly-stream   once this many went through the scalar path (or the
+     *                 key powers exist), a stream is warm...
+     *   poly-warm     ...and its calls from this many take the vector path;
+     *                 at least one batch;
+     *   poly-prefix   a call that computes the key powers hashes nb mod
+     *                 batch blocks with the scalar code first, one batch
+     *                 more when that is fewer than this;
+     *   poly-tail     fewer blocks than this after pending lanes (a call's
+     *                 end, or a short call) are folded and hashed by the
+     *                 scalar code instead of a partial batch;
+     *   poly-keep     a state's first vector call shorter than this keeps
+     *                 its key powers and lanes in registers (IFMA).
+     */
+    uint32_t poly_vector_min;   /* poly-vector */
+    uint32_t poly_vector2_min;  /* poly-vector2 */
+    uint32_t poly_stream_min;   /* poly-stream */
+    uint32_t poly_warm_min;     /* poly-warm */
+    uint32_t poly_prefix;       /* poly-prefix */
+    uint32_t poly_tail;         /* poly-tail */
+    uint32_t poly_keep;         /* poly-keep */
+    /*
+     * multi-lanes: in poly1305_multi_blocks, a group of messages steps in
+     * vector lanes (one message per lane, IFMA) when its shortest text has
+     * this many blocks; shorter groups run scalar chains.
+     */
+    uint32_t multi_lanes_min;
     uint32_t first_max;         /* first-max: text beside the key block in one call, at most */
     /*
      * chacha-batch: the level's widest ChaCha20 batch (a power of two, at

@@ -170,23 +170,26 @@ void poly1305_multi_blocks_avx2(const chapoly_kernels *k, poly1305_state *const 
 extern const chapoly_kernels chapoly_kernels_avx2;
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-/* chacha20_avx512.c (AVX-512 F/VL/BW/DQ, no IFMA) */
+/* chacha20_avx512vl.c (AVX-512 F/VL/BW/DQ, no IFMA): ymm and xmm only */
 void chacha20_xor_avx512vl(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
-void chacha20_xor_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
-                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/* 5..8 blocks (256 < len <= 512) as one 8-lane ymm column batch: the zmm levels' shape too */
+void chacha20_xor_cols8_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
+                                 const uint32_t key[8], const uint32_t ctr_nonce[4]);
 /*
  * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set
- * (vprold and vpshufb rotates, byte-masked rows): the avx512 levels' lone
- * block when their path "chacha-one" is "rows".
+ * (vprold and vpshufb rotates, byte-masked rows): every AVX-512 level's
+ * lone block when its path "chacha-one" is "rows".
  */
-void chacha20_xor_row1_avx512(uint8_t *out, const uint8_t *in, size_t len,
-                              const uint32_t key[8], const uint32_t ctr_nonce[4]);
-/* HChaCha20 in the same xmm row set: the "chacha-one=rows" form of hchacha20. */
-void hchacha20_row1_avx512(uint8_t subkey[32], const uint8_t key[32], const uint8_t nonce[16]);
-/* The avx512 levels' hchacha20 entry: the row form or the portable one ("chacha-one"). */
-void hchacha20_avx512(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
-                      const uint8_t nonce[16]);
+void chacha20_xor_row1_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
+                                const uint32_t key[8], const uint32_t ctr_nonce[4]);
+/* HChaCha20 in the same xmm row set, and the AVX-512 levels' hchacha20 entry ("chacha-one"). */
+void hchacha20_row1_avx512vl(uint8_t subkey[32], const uint8_t key[32], const uint8_t nonce[16]);
+void hchacha20_avx512vl(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
+                        const uint8_t nonce[16]);
+/* chacha20_avx512.c (AVX-512 F/VL/BW/DQ, no IFMA): zmm */
+void chacha20_xor_avx512(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
+                         const uint32_t key[8], const uint32_t ctr_nonce[4]);
 void chacha20_keyblock_xor_avx512(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
                                   const uint8_t *in, size_t len,
                                   const uint32_t key[8],
@@ -196,21 +199,22 @@ void chacha20_multi_blocks_avx512(const chapoly_kernels *k, uint8_t *out, const 
 /* batch_avx512ifma.c (also -mavx512ifma): eight messages in IFMA lanes, "avx512" only */
 void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *k, poly1305_state *const st[], const uint8_t *const in[],
                                       const size_t len[], size_t n);
-/* poly1305_avx512.c and aead_avx512.c (also -mavx512ifma): "avx512" only */
+/* poly1305_avx512ifma.c and aead_avx512ifma.c (also -mavx512ifma): "avx512" only */
 void poly1305_blocks_avx512ifma(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit);
 void poly1305_final_avx512ifma(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
 /* Key powers r^1..r^8 (and r^9..r^16 if want16) into st->priv, once. */
 void poly1305_powers_avx512ifma(uint64_t *priv, int want16);
-void aead_xor_hash_range_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
-                                size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
-                                const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
+void aead_xor_hash_range_avx512ifma(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                                    size_t len, size_t pre, size_t hash_len,
+                                    const uint32_t key[8], const uint32_t ctr_nonce[4],
+                                    poly1305_state *st, int enc);
 
-/* level_avx512.c: ymm ChaCha20 + AVX2 Poly1305 (Skylake-X, Cascade Lake) */
+/* level_avx512vl.c: ymm ChaCha20 + AVX2 Poly1305 (Skylake-X, Cascade Lake) */
 extern const chapoly_kernels chapoly_kernels_avx512vl;
-/* zmm ChaCha20 + IFMA Poly1305 (+ the stitched IFMA range) */
+/* level_avx512.c: zmm ChaCha20 + IFMA Poly1305 (+ the stitched IFMA range) */
 extern const chapoly_kernels chapoly_kernels_avx512;
-/* zmm ChaCha20 + AVX2 Poly1305: AVX-512 without IFMA, not Skylake-X */
+/* level_avx512.c: zmm ChaCha20 + AVX2 Poly1305: AVX-512 without IFMA, not Skylake-X */
 extern const chapoly_kernels chapoly_kernels_avx512_noifma;
 #endif
 

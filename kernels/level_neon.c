@@ -6,13 +6,18 @@
  * read in cpu_features.c). The ChaCha20 entries and the Poly1305 entries
  * are owned by different kernel files; keep each group's lines together.
  * HChaCha20 is one serial block: the portable function.
+ * Shapes: the five-block ChaCha20 steps from 512 bytes ("chacha-wide"), the
+ * vector Poly1305 from 24 blocks ("poly-vector"), both set by instruction
+ * counts under qemu (scripts/arm64-insn-count.sh): no AArch64 core has
+ * timed them yet.
  */
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_neon = {
     .name = "neon",
     .features = "AArch64 Advanced SIMD (ASIMD)",
-    .shapes = { .aead_chunk = 0, .first_max = 1984, .chacha_batch = 256, .stream_min = 256 },
+    .shapes = { .chacha_wide_min = 512, .aead_chunk = 0, .poly_vector_min = 24,
+                .first_max = 1984, .chacha_batch = 256, .stream_min = 256 },
     .chacha20_xor = chacha20_xor_neon,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_neon,
     .hchacha20 = hchacha20_portable,

@@ -4,7 +4,7 @@
  * "avx2" level and for the AVX-512 levels on CPUs without IFMA.
  *
  * Short calls run the scalar radix-2^64 code (poly1305_scalar.h, the asm
- * block loop: ~14 cycles per block against ~16 for the C loop). Longer
+ * block loop, faster than the C one). Longer
  * ones hash nb mod 4 blocks with the scalar code first (after the key
  * powers in program order: two scalar chains the core runs side by side),
  * then put block 4i + j in lane j: one step h <- h * r^4 + m when the
@@ -13,9 +13,9 @@
  *   h <- h * r^8 + m1 * r^4 + m2,
  * where m1 * r^4 does not depend on h: one multiply and one carry on the
  * critical path per 128 bytes. The message limbs of m2 start the product
- * sums. As in poly1305_avx512.c the lanes stay pending across calls that
+ * sums. As in poly1305_avx512ifma.c the lanes stay pending across calls that
  * end on a whole batch; the hash is then sum_j H_j r^(4-j). A call that
- * continues them and ends with k >= AVX2_TAIL extra blocks puts those in
+ * continues them and ends with k >= poly-tail extra blocks puts those in
  * the last k lanes and applies the final powers at once:
  *   hash = sum_j H_j (r^(4-j) r^k) + M_j r^(4-j);
  * fewer go through the scalar code after a plain fold (fold4), as does a
@@ -30,46 +30,25 @@
 #include "poly1305_scalar.h"
 
 /*
- * Block count at which the vector path takes over (set by measurement on
- * the development machine, AMD EPYC family 26 model 2, Zen 5 class, whose
- * dependent vector ops take 2 cycles: whole MAC, interleaved builds; the
- * vector path beat the scalar one from 23 blocks, 368 bytes: 357 against
- * 376 cycles, and lost at 22: 353 against 350). A core with 1-cycle vector
- * latency crosses over earlier (estimates from llvm-mca-16 for the vector
- * part, scalar blocks at ~14-18 cycles): Haswell..Ice Lake ~16, Zen 3/4
- * ~20, Zen 2 ~22; unknown 22.
+ * The crossovers are the table's shapes (kernels.h, chapoly_shapes; their
+ * values per CPU in the level tables and cpu_profiles.c):
+ *   poly-vector   the vector path from this many blocks: a core with
+ *                 1-cycle vector latency crosses over earlier than one
+ *                 with 2;
+ *   poly-stream, poly-warm: once the powers exist or poly-stream blocks
+ *                 went scalar, calls from poly-warm blocks take the vector
+ *                 path (see poly1305_avx512ifma.c for why not lower);
+ *   poly-prefix   the scalar prefix of a call that computes the powers
+ *                 (vec_prefix): 4 more blocks when nb mod 4 is below this;
+ *                 the scalar powers leave the multiplier little room for
+ *                 more scalar blocks here, so 0 in the tables;
+ *   poly-tail     fewer blocks than this after pending lanes (a short
+ *                 call, or the end of a call that continues them): fold,
+ *                 then scalar blocks, instead of a partial batch.
+ * Any value gives the same hash: a vector run from the scalar hash needs a
+ * whole batch (poly-vector, poly-warm >= 4, clamped by
+ * chapoly_kernels_build), the rest only picks a path.
  */
-#ifndef AVX2_MIN4
-#define AVX2_MIN4 22
-#endif
-/*
- * Once the powers exist or AVX2_STREAM blocks went scalar, calls from
- * AVX2_WARM blocks take the vector path (see IFMA_WARM in
- * poly1305_avx512.c for why not lower).
- */
-#ifndef AVX2_STREAM
-#define AVX2_STREAM 32
-#endif
-#ifndef AVX2_WARM
-#define AVX2_WARM 16
-#endif
-/*
- * The scalar prefix of a call that computes the powers (vec_prefix): 4
- * more blocks when nb mod 4 is below this. The scalar powers leave the
- * multiplier little room here: 4 more scalar blocks measured 5-20 cycles
- * slower than the vector batch they replace, so 0.
- */
-#ifndef AVX2_PREFIX
-#define AVX2_PREFIX 0
-#endif
-/*
- * Fewer blocks than this after pending lanes (a short call, or the end of
- * a call that continues them): fold, then scalar blocks, instead of a
- * partial batch (see IFMA_TAIL in poly1305_avx512.c).
- */
-#ifndef AVX2_TAIL
-#define AVX2_TAIL 3
-#endif
 
 /*
  * ---- priv layout (64-bit words) after the shared head (poly1305_scalar.h) ----
@@ -90,15 +69,12 @@ _Static_assert(W_END % 8 == 0, "wipe_words clears 8 words at a time");
 _Static_assert(W_LANES % 4 == 0 && W_POW % 4 == 0 && W_POW5 % 4 == 0 &&
                W_R4 % 4 == 0 && W_R8 % 4 == 0 && W_END % 4 == 0,
                "vector tables must be 32-byte aligned");
-_Static_assert(AVX2_MIN4 >= 4 && AVX2_WARM >= 4,
-               "the first vector batch needs 4 blocks");
-_Static_assert(AVX2_TAIL >= 1 && AVX2_TAIL <= 4, "a tail is shorter than a batch");
 
 #define M26 0x3ffffffULL
 
 /*
- * Named fields, not arrays: GCC 12 moved array-of-vector structs through
- * general registers and the stack here.
+ * Named fields, not arrays: the compiler moved array-of-vector structs
+ * through general registers and the stack (GCC).
  */
 typedef struct {
     __m256i l0, l1, l2, l3, l4;
@@ -149,8 +125,8 @@ CHAPOLY_INLINE v5 avx2_mad(v5 d, v5 x, const vkey5 *k)
 /*
  * Carry: two rounds in which every limb passes its excess up at once (the
  * top one times 5 to limb 0). Shorter latency than one serial chain
- * through the limbs (measured 2-3 % on the whole MAC from 448 bytes on
- * this Zen 5, whose dependent vector ops take 2 cycles). Inputs to
+ * through the limbs, which counts where dependent vector ops are slow.
+ * Inputs to
  * avx2_mad have limbs below 2^27, multipliers r_i < 2^26.4, s_i < 2^28.8;
  * with at most two whole multiplies summed plus a message limb, d_i <
  * 2^60. Round one: c_i < 2^34, limb 0 < 2^26 + 5 * 2^34 < 2^36.4, the
@@ -417,22 +393,28 @@ CHAPOLY_INLINE void scalar_run(uint64_t *p, const uint8_t *in, size_t nb, uint64
 
 /*
  * A call from the scalar hash first hashes nb mod 4 blocks (4 more when
- * that is below AVX2_PREFIX and the powers are computed in the call) with
+ * that is below poly-prefix and the powers are computed in the call) with
  * the scalar code, after the powers in program order: both are scalar
  * chains, which the core overlaps; the vector part is whole batches.
  */
-CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers)
+CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers, size_t prefix)
 {
     size_t pre = nb % 4;
 
-    if (fresh_powers && pre + 1 <= AVX2_PREFIX && nb - pre >= 8)
+    if (fresh_powers && pre + 1 <= prefix && nb - pre >= 8)
         pre += 4;
     return pre;
 }
 
-/* Out of line, so short scalar calls do not pay its frame. */
-static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
-                                           size_t nb, uint64_t padbit)
+/*
+ * Out of line, so short scalar calls do not pay its frame. Whole batches;
+ * returns the blocks after the last one (0..3, for the caller's tail),
+ * with the lanes stored and pending only if there are none. Nothing of
+ * the table lives across the batch loop: a value more there changed the
+ * compiler's register plan of the loop for the worse.
+ */
+static __attribute__((noinline)) size_t run4(uint64_t *p, const uint8_t *in, size_t nb,
+                                             uint64_t padbit, size_t prefix)
 {
     const __m256i padv = _mm256_set1_epi64x((long long)(padbit << 24));
     unsigned st = (unsigned)p[W_STATE];
@@ -441,7 +423,7 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
     if (st & ST_L4) {
         h = v5_load(p + W_LANES);
     } else { /* scalar hash: a prefix, then it joins block 0 in lane 0 */
-        size_t pre = vec_prefix(nb, !(st & ST_POW));
+        size_t pre = vec_prefix(nb, !(st & ST_POW), prefix);
         uint64_t l[5];
 
         if (!(st & ST_POW))
@@ -490,18 +472,8 @@ static __attribute__((noinline)) void run4(uint64_t *p, const uint8_t *in,
         nb -= 8;
     }
     v5_store(p + W_LANES, h);
-    if (nb == 0) {
-        st |= ST_L4;
-    } else {
-        st &= ~ST_L4;
-        if (nb < AVX2_TAIL) {
-            fold4(p);
-            scalar_run(p, in, nb, padbit);
-        } else {
-            finish4(p, in, (unsigned)nb, padbit);
-        }
-    }
-    p[W_STATE] = st;
+    p[W_STATE] = nb == 0 ? st | ST_L4 : st & ~ST_L4;
+    return nb;
 }
 
 void poly1305_init_avx2(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
@@ -541,21 +513,31 @@ static inline void scrub_stack_256(void) {}
 #endif
 
 /* Returns 1 if a vector path ran. */
-static __attribute__((noinline)) int blocks_impl(uint64_t *p, const uint8_t *in, size_t nb,
-                                                 uint64_t pad)
+static __attribute__((noinline)) int blocks_impl(const chapoly_shapes *sh, uint64_t *p,
+                                                 const uint8_t *in, size_t nb, uint64_t pad)
 {
     unsigned s = (unsigned)p[W_STATE];
 
-    if ((s & ST_L4) && nb < AVX2_TAIL) {
+    if ((s & ST_L4) && nb < sh->poly_tail) {
         /* a short call after whole batches: fold them, then scalar blocks */
         fold4(p);
         p[W_STATE] = s & ~ST_L4;
         scalar_run(p, in, nb, pad);
         return 1;
     }
-    if ((s & ST_L4) || nb >= AVX2_MIN4 ||
-        (nb >= AVX2_WARM && ((s & ST_POW) || p[W_SCALAR] >= AVX2_STREAM))) {
-        run4(p, in, nb, pad);
+    if ((s & ST_L4) || nb >= sh->poly_vector_min ||
+        (nb >= sh->poly_warm_min && ((s & ST_POW) || p[W_SCALAR] >= sh->poly_stream_min))) {
+        size_t rest = run4(p, in, nb, pad, sh->poly_prefix);
+
+        if (rest > 0) { /* lanes, then rest blocks: fold and scalar blocks, or a partial batch */
+            in += 16 * (nb - rest);
+            if (rest < sh->poly_tail) {
+                fold4(p);
+                scalar_run(p, in, rest, pad);
+            } else {
+                finish4(p, in, (unsigned)rest, pad);
+            }
+        }
         return 1;
     }
     scalar_run(p, in, nb, pad);
@@ -567,10 +549,9 @@ void poly1305_blocks_avx2(const chapoly_kernels *kt, poly1305_state *st, const u
 {
     size_t nb = len / POLY1305_BLOCK_BYTES;
 
-    (void)kt;
     if (nb == 0)
         return;
-    if (blocks_impl(st->priv, in, nb, padbit ? 1 : 0))
+    if (blocks_impl(&kt->shapes, st->priv, in, nb, padbit ? 1 : 0))
         scrub_stack_1k();
     else
         scrub_stack_256();

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Poly1305 with AVX-512 IFMA, radix 2^44: the state layout in
- * poly1305_state.priv and the vector arithmetic, shared by poly1305_avx512.c
- * (the MAC kernel, which documents the algorithm) and aead_avx512.c (the
+ * poly1305_state.priv and the vector arithmetic, shared by poly1305_avx512ifma.c
+ * (the MAC kernel, which documents the algorithm) and aead_avx512ifma.c (the
  * stitched ChaCha20 + Poly1305 kernel).
  */
 #ifndef CHAPOLY_POLY1305_IFMA_H
@@ -23,7 +23,7 @@
 #define ST_L16 2u    /* 16 lanes pending in A, B */
 #define ST_POW8 4u   /* r^1..r^8 in the table (i = 8..15) */
 #define ST_POW16 8u  /* r^9..r^16 in the table (i = 0..7) */
-#define ST_VEC 16u   /* a vector call ran (poly1305_avx512.c: the next ones keep powers) */
+#define ST_VEC 16u   /* a vector call ran (poly1305_avx512ifma.c: the next ones keep powers) */
 
 #define M44 0xfffffffffffULL
 #define M42 0x3ffffffffffULL
@@ -159,8 +159,8 @@ CHAPOLY_INLINE vacc acc_mad_tree(vacc a, v3 h, const vkey *k)
 
 /*
  * Carry for key powers: two rounds in which every limb passes its excess
- * up at the same time (16 cycles of latency instead of 26 for the serial
- * chain of ifma_carry). Valid for products of two key powers (limbs below
+ * up at the same time (a shorter dependency chain than the serial one of
+ * ifma_carry). Valid for products of two key powers (limbs below
  * 2^44.01, 2^44.01, 2^42.01 and their 20x): after round one h0 < 2^49,
  * h1 < 2^47.6, h2 < 2^46; after round two h0 < 2^44 + 2^7, h1 < 2^44 + 2^5,
  * h2 < 2^42 + 2^4, the same form again.
@@ -197,8 +197,7 @@ CHAPOLY_INLINE v3 pow_mul(v3 h, const vkey *k)
 /*
  * The same in 4 lanes (ymm, AVX-512VL), for the first levels of the key
  * powers, which need at most 4 distinct lanes: half the port pressure of
- * zmm on cores that split 512-bit ops (Zen 4) or run 512-bit IFMA on one
- * port (Ice Lake).
+ * zmm on cores that split 512-bit ops or run 512-bit IFMA on one port.
  */
 typedef struct {
     __m256i l0, l1, l2;

@@ -58,22 +58,20 @@ _Static_assert(W_R4 % 2 == 0 && W_R2 % 2 == 0 && W_LANES % 2 == 0,
                "16-byte loads of the tables");
 
 /*
- * Vector path from this many blocks on a fresh state (powers, entry and
- * exit cost about as much as 16 blocks of the scalar loop; set by dynamic
- * instruction counts, scripts/arm64-insn-count.sh), and from 4 blocks once
- * lanes are pending.
+ * The vector path from the table's "poly-vector" blocks on a state without
+ * lanes (powers, entry and exit cost about as much as 16 blocks of the
+ * scalar loop; the level's value is set by dynamic instruction counts,
+ * scripts/arm64-insn-count.sh), and from 4 blocks once lanes are pending.
+ * A vector step takes four blocks: chapoly_kernels_build clamps
+ * poly-vector to at least 4, so any value gives the same hash.
  */
-#ifndef NEON_MIN
-#define NEON_MIN 24
-#endif
-_Static_assert(NEON_MIN >= 4, "a vector step takes four blocks");
 
 #define M26 0x3ffffffu
 
 /*
  * Frames below the exported functions: neon_powers' 256 bytes (plus the
  * caller's 64); optimised, the scalar loop, the vector steps and the lane
- * fold keep everything in registers (GCC 12 -O2), so only the powers are
+ * fold keep everything in registers (GCC at -O2), so only the powers are
  * followed by a scrub. Unoptimised builds keep every local in the frame:
  * there every exported call scrubs.
  */
@@ -196,7 +194,7 @@ CHAPOLY_INLINE void pow_store(uint32_t *w, const key26 *k)
 }
 
 /*
- * Key powers, once per key: r^2, r^4 and the final pairs (r^2, r). GCC 12
+ * Key powers, once per key: r^2, r^4 and the final pairs (r^2, r). GCC
  * assembles the 32-bit tables with vector shuffles through a 256-byte
  * frame, which leaves key limbs on the stack: the caller scrubs after it
  * (test_secrets fails without).
@@ -401,7 +399,6 @@ static CHAPOLY_NOINLINE void fold_lanes(uint64_t *p)
 
 void poly1305_blocks_neon(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in, size_t len, unsigned padbit)
 {
-    (void)kt;
     uint64_t *p = st->priv;
     size_t nb = len / POLY1305_BLOCK_BYTES;
     uint64_t pad = padbit ? 1 : 0;
@@ -409,7 +406,7 @@ void poly1305_blocks_neon(const chapoly_kernels *kt, poly1305_state *st, const u
 
     if (nb == 0)
         return;
-    if (nb >= NEON_MIN || ((s & ST_LANES) && nb >= 4)) {
+    if (nb >= kt->shapes.poly_vector_min || ((s & ST_LANES) && nb >= 4)) {
         size_t rest = nb & 3;
 
         if (!(s & ST_POW)) {

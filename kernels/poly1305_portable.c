@@ -12,7 +12,7 @@
  *   radix 2^26: [0..4] h, [5..9] r, [10..13] 5*r1..5*r4, [14..15] s
  *
  * Dead stack: the compiler keeps key words and the hash in spill slots of
- * the block loop and the final reduction (GCC 12 -O2 parks r1, 5 r1 / 4 and
+ * the block loop and the final reduction (GCC at -O2 parks r1, 5 r1 / 4 and
  * h1 in the red zone), which nothing overwrites once they return. So the
  * exported blocks and final run the arithmetic in an out-of-line function
  * and then zero the stack where its frame was (scrub_stack, once per call).
@@ -61,7 +61,7 @@ static CHAPOLY_NOINLINE void blocks_impl(poly1305_state *st, const uint8_t *in,
     const uint64_t r0 = p[3], r1 = p[4], s1 = p[5];
 
     /*
-     * Carries as 64-bit compares: GCC 12 routed the 128-bit sums of the
+     * Carries as 64-bit compares: GCC routed the 128-bit sums of the
      * obvious form through stack slots (h and key words on the stack,
      * and slower).
      */

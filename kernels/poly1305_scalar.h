@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Scalar radix-2^64 Poly1305 pieces and the head of the state layout, shared
- * by the SIMD levels (poly1305_avx2.c, poly1305_avx512.c, aead_avx512.c).
+ * by the SIMD levels (poly1305_avx2.c, poly1305_avx512ifma.c, aead_avx512ifma.c).
  * Each SIMD level runs these below its vector threshold and for the final
  * reduction, so they are header-only and get compiled with that level's
  * flags (mulx from -mbmi2).
@@ -33,10 +33,10 @@ typedef unsigned __int128 sc_u128;
 #define W_LANES 16  /* first word of the level's vector area (64-byte aligned) */
 
 /*
- * Store one state word as a plain 64-bit store. GCC 12 at -O2 merges
- * neighbouring word stores into one xmm store; the next call reads the
- * words back with scalar loads, which AMD Zen does not forward from a
- * vector store: measured ~40 cycles of stall per call on this machine.
+ * Store one state word as a plain 64-bit store. The compiler (GCC at -O2)
+ * merges neighbouring word stores into one xmm store; the next call reads
+ * the words back with scalar loads, which AMD Zen does not forward from a
+ * vector store: a stall in every call.
  */
 CHAPOLY_INLINE void put64(uint64_t *p, uint64_t v)
 {
@@ -65,9 +65,9 @@ CHAPOLY_INLINE sc_key sc_key_from_bytes(const uint8_t key[16])
  * h * r mod p, partially reduced. Needs h2 <= 7 (every double-word sum
  * below then stays under 2^127); returns h2 <= 4. Also used with h = a
  * power of r to build key powers: any h below 2^131 qualifies.
- * Written with explicit carries: GCC 12 spilled the unsigned __int128
- * temporaries of the obvious version to the stack, which doubled the
- * latency per block.
+ * Written with explicit carries: the compiler (GCC) spilled the unsigned
+ * __int128 temporaries of the obvious version to the stack, which also
+ * lengthened the chain per block.
  */
 CHAPOLY_INLINE sc_hash sc_mul_r(sc_hash h, sc_key k)
 {
@@ -129,10 +129,13 @@ CHAPOLY_INLINE sc_hash sc_blocks(sc_hash h, sc_key k, const uint8_t *in,
  * sc_blocks on the state in memory, nb >= 1 blocks, in one asm loop: the
  * key words r0, r1, s1 at k[0..2] are only ever memory operands of mulx
  * and imul, and the hash at h[0..2] stays in registers until it is stored
- * back, so no compiler (GCC 12 kept r1 and a hash word in spill slots of
- * the C loop) can leave a key or hash word on the stack: the caller needs
- * no dead-stack scrub. Same arithmetic and bounds as sc_add_block +
- * sc_mul_r. Needs BMI2 (mulx).
+ * back, so no compiler (GCC kept r1 and a hash word in spill slots of the
+ * C loop) can leave a key or hash word on the stack: the caller needs
+ * no dead-stack scrub. The loop's registers are zeroed at its end: the
+ * compiler may have given it callee-saved ones, which a function the
+ * caller calls next pushes onto the stack (poly1305_multi_blocks: a scalar
+ * chain, then poly1305_blocks for a long message). Same arithmetic and
+ * bounds as sc_add_block + sc_mul_r. Needs BMI2 (mulx).
  */
 CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
                                   const uint8_t *in, size_t nb, uint64_t padbit)
@@ -183,7 +186,16 @@ CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
         "jnz 1b\n\t"
         "movq %[h0], 0(%[h])\n\t"
         "movq %[h1], 8(%[h])\n\t"
-        "movq %[h2], 16(%[h])"
+        "movq %[h2], 16(%[h])\n\t"
+        /* no hash word stays behind in a register (see above) */
+        "xorl %k[h0], %k[h0]\n\t"
+        "xorl %k[h1], %k[h1]\n\t"
+        "xorl %k[h2], %k[h2]\n\t"
+        "xorl %k[a], %k[a]\n\t"
+        "xorl %k[b], %k[b]\n\t"
+        "xorl %k[c], %k[c]\n\t"
+        "xorl %k[e], %k[e]\n\t"
+        "xorl %%edx, %%edx"
         : [h0] "=&r"(h0), [h1] "=&r"(h1), [h2] "=&r"(h2), [a] "=&r"(a),
           [b] "=&r"(b), [c] "=&r"(c), [e] "=&r"(e), "=&d"(dx),
           [in] "+r"(in), [nb] "+r"(nb)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * The one-block row-form ChaCha20 kernels (kernels_impl.h:
- * chacha20_xor_row1_avx2, chacha20_xor_row1_avx512; 0 <= len <= 64, the
+ * chacha20_xor_row1_avx2, chacha20_xor_row1_avx512vl; 0 <= len <= 64, the
  * block at counter ctr_nonce[0]). They are not table entries yet (the
  * per-CPU one-block choice will pick one), so the tests call them directly
  * at the levels whose CPU features they need: the avx2 form at "avx2", the
@@ -32,8 +32,8 @@ static inline const struct row1_form *row1_form_for(const char *level)
         return &avx2;
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    static const struct row1_form avx512 = { "chacha20_xor_row1_avx512",
-                                             chacha20_xor_row1_avx512 };
+    static const struct row1_form avx512 = { "chacha20_xor_row1_avx512vl",
+                                             chacha20_xor_row1_avx512vl };
     if (level != NULL && (strcmp(level, "avx512vl") == 0 || strcmp(level, "avx512-noifma") == 0 ||
                           strcmp(level, "avx512") == 0))
         return &avx512;

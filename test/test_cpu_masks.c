@@ -299,7 +299,7 @@ int main(void)
     for (const char *const *n = chapoly_kernels_compiled(); *n != NULL; n++)
         check_level(*n);
 
-    /* Each table is what some CPU class gets (dispatch.c, level_avx512.c). */
+    /* Each table is what some CPU class gets (dispatch.c, level_avx512.c, level_avx512vl.c). */
     unsigned avx2 = 0, avx512 = 0, ifma = CHAPOLY_CPU_AVX512IFMA, skx = CHAPOLY_CPU_SKYLAKE_X;
 
     chapoly_kernels_required("avx2", &avx2);

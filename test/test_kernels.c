@@ -256,6 +256,8 @@ int main(void)
         multi_blocks_diff(k);
         batch_core_diff(k);
         poly_multi_diff(k);
+        if (k != P)
+            shape_extremes(names[li]);
         up_level_end();
         levels_run++;
         printf("level %s: %lu passed, %lu failed (%.1f s)%s%s\n", names[li], n_pass - p0, n_fail - f0,

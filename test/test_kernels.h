@@ -11,7 +11,7 @@
  *   test_kernels_chacha.c   ChaCha20 and HChaCha20: vectors, portable oracle;
  *                           the one-block row forms (row1_forms.h)
  *   test_kernels_poly1305.c Poly1305: vectors, portable oracle, procedural
- *                           stress checks
+ *                           stress checks, the crossovers forced to extremes
  *   test_kernels_aead.c     one-shot AEAD, chacha20_keyblock_xor and the AEAD
  *                           entries (range, first): vectors, portable oracle
  */
@@ -131,6 +131,7 @@ void poly_known(const chapoly_kernels *k, const char *what, const uint8_t key[32
 void poly_procedural(const chapoly_kernels *k);
 void poly_diff(const chapoly_kernels *k);
 void poly_calls_diff(const chapoly_kernels *k);
+void shape_extremes(const char *level); /* the level rebuilt with extreme forced shapes */
 
 void aead_known(const chapoly_kernels *k, const char *what, const uint8_t key[32],
                 const uint8_t nonce[12], const uint8_t *aad, size_t aadlen, const uint8_t *pt,

@@ -3,8 +3,9 @@
  * test_kernels: Poly1305 at one level, raw table calls and the streaming
  * helpers, against the vector files (poly_known, called from
  * test_kernels_vectors.c), against the portable level (every length to
- * 2 KiB, every two-piece split to 300 bytes, random multi-piece splits) and
- * with the two published procedural stress checks.
+ * 2 KiB, every two-piece split to 300 bytes, random multi-piece splits),
+ * with the two published procedural stress checks, and with the level's
+ * crossovers forced to extremes (shape_extremes).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -196,6 +197,38 @@ void poly_calls_diff(const chapoly_kernels *k)
                 calls[j] = c;
             poly_calls_case(k, calls, n, i % 2 ? 15 : 0, i);
         }
+}
+
+/*
+ * The crossovers forced to their extremes (kernels.h: chapoly_kernels_build
+ * clamps what a kernel cannot take, so no value changes a result): level
+ * 'level' rebuilt with each list, every Poly1305 call pattern, the
+ * multi-message entry and (for "chacha-wide") ChaCha20 against portable.
+ */
+void shape_extremes(const char *level)
+{
+    static const char *const forced[] = {
+        /* every vector path as early as it can be, nothing kept */
+        "poly-vector=0 poly-vector2=1 poly-stream=0 poly-warm=0 poly-prefix=0 poly-tail=0 "
+        "poly-keep=0 multi-lanes=0 chacha-wide=1",
+        /* scalar wherever a value can make it so */
+        "poly-vector=100000 poly-vector2=0 poly-stream=100000 poly-warm=100000 "
+        "poly-prefix=100000 poly-tail=100000 poly-keep=100000 multi-lanes=100000 chacha-wide=0",
+        /* 16 lanes before 8, warm at once, long prefixes and tails */
+        "poly-vector=100000 poly-vector2=16 poly-stream=0 poly-warm=8 poly-prefix=8 "
+        "poly-tail=100 poly-keep=100000 multi-lanes=1 chacha-wide=100000",
+    };
+    const chapoly_kernels *k = chapoly_kernels_by_name(level);
+    chapoly_kernels t;
+
+    for (size_t i = 0; k != NULL && i < sizeof(forced) / sizeof(forced[0]); i++) {
+        chapoly_kernels_build(&t, level, forced[i], NULL, NULL);
+        CHECK(strcmp(t.name, level) == 0, "shape extremes: built %s for %s", t.name, level);
+        poly_calls_diff(&t);
+        poly_multi_diff(&t);
+        if (k->shapes.chacha_wide_min != 0)
+            chacha_diff(&t);
+    }
 }
 
 /* ------------------------------------------------------------------ */

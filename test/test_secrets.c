@@ -764,7 +764,10 @@ static void kernel_poly_stack(const chapoly_kernels *k)
 /*
  * poly1305_multi_blocks (the batched AEAD): eight states of 2, 3 or 16
  * blocks each, or of unequal lengths (lanes for the common blocks, scalar
- * chains for the rest). The words of all eight keys and the states after.
+ * chains for the rest), or short messages between ones long enough for the
+ * level's vector path (a scalar chain, then a poly1305_blocks call: what
+ * the chain leaves in registers must not reach that call's frame). The
+ * words of all eight keys and the states after.
  */
 static _Alignas(64) poly1305_state kst8[8], kref8[8];
 static uint8_t kkeys[8][32];
@@ -790,6 +793,7 @@ static void kernel_poly_multi_stack(const chapoly_kernels *k)
         { 48, 48, 48, 48, 48, 48, 48, 48 },
         { 256, 256, 256, 256, 256, 256, 256, 256 },
         { 256, 48, 128, 16, 240, 64, 32, 176 },
+        { 48, 768, 16, 512, 32, 400, 64, 1024 },
     };
     char what[96];
 

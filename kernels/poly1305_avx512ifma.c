@@ -5,29 +5,29 @@
  * levels use poly1305_avx2.c. Nothing here looks at the CPU.
  *
  * Paths by the number of 16-byte blocks nb in one blocks() call (the
- * crossovers below are in one place, measured on the development machine,
- * whole MAC, core cycles):
- *   nb <  IFMA_MIN8   scalar radix 2^64 (poly1305_scalar.h): no key powers,
- *                     nothing to convert (~14 cycles per block);
- *   nb <  IFMA_MIN16  one 8-lane accumulator stepping by r^8;
- *   otherwise         two 8-lane accumulators A, B (blocks 16i..16i+7 and
- *                     16i+8..16i+15) stepping by r^16, which hides the
- *                     latency of one multiply + carry chain.
+ * crossovers are the table's shapes, kernels.h; their values per CPU are
+ * in the level table and cpu_profiles.c):
+ *   nb <  poly-vector  scalar radix 2^64 (poly1305_scalar.h): no key powers,
+ *                      nothing to convert;
+ *   nb <  poly-vector2 one 8-lane accumulator stepping by r^8;
+ *   otherwise          two 8-lane accumulators A, B (blocks 16i..16i+7 and
+ *                      16i+8..16i+15) stepping by r^16, which hides the
+ *                      latency of one multiply + carry chain.
  * The vector paths pay a fixed cost: the key powers (three or four
- * dependent multiplies, ~110 / ~150 cycles here, where a dependent vector
- * op takes 2 cycles) and the fold of the lanes at the end (~45). A call
+ * dependent multiplies, latency-bound) and the fold of the lanes at the
+ * end. A call
  * that starts from the scalar hash therefore first hashes nb mod 8 blocks
- * (8 more when that is below IFMA_PREFIX) with the scalar code, in program
+ * (8 more when that is below poly-prefix) with the scalar code, in program
  * order between the levels of the key powers, so the integer pipes work
  * through them while the vector pipes wait on the powers; the vector part
  * is then a whole number of batches and leaves no partial batch.
  *
  * The first vector call on a state (no lanes, no powers in the table, no
  * vector call before: a one-shot MAC, the AEAD's text), if shorter than
- * IFMA_KEEP blocks, keeps the key powers and lanes in registers and folds
+ * poly-keep blocks, keeps the key powers and lanes in registers and folds
  * the lanes at its end: no table or lanes stored, nothing of them to wipe
- * at final (with stores and the fold in the next call or final it took
- * ~20 cycles more here). Other vector calls store them and leave lanes
+ * at final (cheaper than the stores and a fold in the next call or
+ * final). Other vector calls store them and leave lanes
  * pending, for streams of updates.
  *
  * Each step computes h <- h * r^n + m: the message limbs are the initial
@@ -37,19 +37,19 @@
  * batch stores the lanes (not yet multiplied by their final powers) and the
  * next call continues stepping. The lanes are folded into one radix-2^64
  * hash when a call ends with a partial batch, when a short call (below
- * IFMA_TAIL blocks: the MAC's padded last block) finds them pending, or at
+ * poly-tail blocks: the MAC's padded last block) finds them pending, or at
  * final. With pending lanes the hash is
  *   8 lanes C:      sum_j C_j r^(8-j)
  *   16 lanes A, B:  sum_j A_j r^(16-j) + B_j r^(8-j)     (j = 0..7)
  * so A = 0, B = C turns the first form into the second.
  *
- * A call that continues pending lanes and ends with k >= IFMA_TAIL blocks
+ * A call that continues pending lanes and ends with k >= poly-tail blocks
  * after its last whole batch places them in the last k lanes (powers
  * r^k..r^1) and folds them in together with the final powers:
  *   hash = sum_j A_j (r^(16-j) r^k) + MA_j r^(16-j) + (same for B, C)
  * where r^k times the power vector does not depend on the hash, so the
  * chain after the last full batch is one multiply long. Fewer than
- * IFMA_TAIL such blocks are hashed by the scalar code after a plain fold.
+ * poly-tail such blocks are hashed by the scalar code after a plain fold.
  *
  * Key powers r^1..r^8 (and r^9..r^16 when 16 lanes are used) are computed
  * the first time a call needs them, then kept until final: init only stores
@@ -65,82 +65,38 @@
 #include "poly1305_ifma.h"
 
 /*
- * Block counts at which the vector paths take over (set by measurement on
- * the development machine, AMD EPYC family 26 model 2, Zen 5 class: the
- * micro-benchmark of the whole MAC, init + blocks + final, interleaved
- * builds): 8 lanes with the scalar prefix beside the powers beat the
- * scalar code from 15 blocks (240 B: 242 against 248 cycles; 256 B: 242
- * against 263), 16 lanes beat 8 from 33 (528-624 B: 333 against 349).
- *
- * Other cores (estimates from llvm-mca-16 for the vector parts, scalar
- * blocks at their measured ~14 cycles on Zen 4/5 and ~16 on Intel; LLVM 16
- * models sapphirerapids as icelake-server):
- *   Zen 4: IFMA_MIN8 20 (powers ~166 cycles: 512-bit ops are split), and
- *          no 16 lanes (a 16-lane step, ~92, costs two 8-lane steps, ~96:
- *          the second chain only adds the r^16 level and a larger fold);
- *   Ice Lake-SP: IFMA_MIN8 12, IFMA_MIN16 ~80 (16-lane step 48 against
- *          2 x 33; r^16 level 44, fold +21), IFMA_PREFIX 0 or 3 (equal);
- *   Sapphire Rapids (two 512-bit IFMA ports): IFMA_MIN8 ~10-12,
- *          IFMA_MIN16 ~40, IFMA_PREFIX 0;
- *   unknown: IFMA_MIN8 20, IFMA_MIN16 64.
+ * The crossovers are the table's shapes (kernels.h, chapoly_shapes):
+ *   poly-vector   the 8-lane path from this many blocks;
+ *   poly-vector2  the 16-lane path from here, 0: never;
+ *   poly-stream, poly-warm: once this many blocks went through the scalar
+ *                 path, or once the key powers exist, a call of poly-warm
+ *                 blocks or more takes a vector path, so a stream of
+ *                 moderate updates reaches the vector code. Not lower: an
+ *                 update that is not a whole number of blocks makes a
+ *                 1-block call, which folds pending lanes back to scalar;
+ *                 a vector re-entry must win that back;
+ *   poly-prefix   the scalar prefix beside fresh key powers (vec_prefix):
+ *                 nb mod 8 blocks, plus 8 when that is below this value;
+ *                 the levels of the powers hide some scalar blocks, fewer
+ *                 on a core with shorter vector latency (a lower value); 0
+ *                 never moves a batch to the scalar side;
+ *   poly-keep     a first vector call (see the top of the file) of this
+ *                 many blocks or more stores its powers and leaves its
+ *                 lanes pending like any other: a call that long is likely
+ *                 the first of a stream (the AEAD's refills), where folding
+ *                 it and computing the powers again in the next call costs
+ *                 more than the stores and the wipe;
+ *   poly-tail     a call of fewer blocks than this that finds lanes pending
+ *                 (or the blocks after the last whole batch of a call that
+ *                 continues them) folds the lanes and hashes the blocks
+ *                 with the scalar code, instead of placing them in a
+ *                 partial batch, which costs a multiply of the powers by r^k.
+ * Any value gives the same hash: a vector run from the scalar hash needs a
+ * whole batch (poly-vector, poly-warm >= 8, poly-vector2 >= 16, clamped by
+ * chapoly_kernels_build), the rest only picks a path.
  */
-#ifndef IFMA_MIN8
-#define IFMA_MIN8 15
-#endif
-#ifndef IFMA_MIN16
-#define IFMA_MIN16 32
-#endif
-/*
- * Streaming: once this many blocks went through the scalar path, or once
- * the key powers exist, a call of IFMA_WARM blocks or more takes a vector
- * path, so a stream of moderate updates reaches the vector code. Not
- * lower: an update that is not a whole number of blocks makes a 1-block
- * call, which folds pending lanes back to scalar (~100 cycles); a vector
- * re-entry must win that back.
- */
-#ifndef IFMA_STREAM
-#define IFMA_STREAM 32
-#endif
-#ifndef IFMA_WARM
-#define IFMA_WARM 16
-#endif
-/*
- * The scalar prefix beside fresh key powers (vec_prefix): nb mod 8
- * blocks, plus 8 when that is below IFMA_PREFIX. Here the three levels of
- * the powers hide about 8 scalar blocks: 24 blocks took 314 cycles with no
- * prefix and 283 with 8; 26 blocks 314 with 2, 305 with 10; 27 blocks 314
- * with 3, 319 with 11. A core with shorter vector latency hides fewer
- * (a lower value); 0 never moves a batch to the scalar side.
- */
-#ifndef IFMA_PREFIX
-#define IFMA_PREFIX 3
-#endif
-/*
- * A first vector call (see the top of the file) of this many blocks or
- * more stores its powers and leaves its lanes pending like any other: a
- * call that long is likely the first of a stream (the AEAD's 2 KiB
- * refills: folding it and computing the powers again in the next call cost
- * 2-4 % of a 4 KiB seal in 64-byte updates here), and the stores and the
- * wipe are a small share of it.
- */
-#ifndef IFMA_KEEP
-#define IFMA_KEEP 64
-#endif
-/*
- * A call of fewer blocks than this that finds lanes pending (or the blocks
- * after the last whole batch of a call that continues them) folds the
- * lanes and hashes the blocks with the scalar code, instead of placing
- * them in a partial batch, which costs a multiply of the powers by r^k.
- */
-#ifndef IFMA_TAIL
-#define IFMA_TAIL 3
-#endif
-
 _Static_assert(W_END <= POLY1305_PRIV_WORDS, "IFMA state must fit priv");
 _Static_assert(W_END % 8 == 0, "wipe_words clears 8 words at a time");
-_Static_assert(IFMA_MIN8 >= 8 && IFMA_MIN16 >= 16 && IFMA_WARM >= 16,
-               "a vector run starts with one whole batch");
-_Static_assert(IFMA_TAIL >= 1 && IFMA_TAIL <= 8, "a tail is shorter than a batch");
 _Static_assert(W_LANES % 8 == 0 && W_POW % 8 == 0 && W_POW20 % 8 == 0,
                "vector tables must be 64-byte aligned");
 
@@ -197,13 +153,12 @@ CHAPOLY_INLINE void beside_step(beside *b)
  * V16 = V8 * r^8. Computed in registers (the run keeps using them) and
  * stored in the table for later calls and the final fold.
  *
- * The levels are latency-bound (~110 core cycles for the three on the
- * Zen 5 development machine, whose dependent vector ops take 2 cycles),
- * and the scalar blocks do not depend on them: with b, a share of b's
- * blocks is placed in program order after each level, so the out-of-order
- * core runs the scalar chain on the integer pipes during the levels. (All
- * of the blocks after the powers measured no faster than none: the powers
- * then hold the reorder buffer's head while the scalar loop fills it.)
+ * The levels are latency-bound, and the scalar blocks do not depend on
+ * them: with b, a share of b's blocks is placed in program order after
+ * each level, so the out-of-order core runs the scalar chain on the
+ * integer pipes during the levels. (All of the blocks after the powers
+ * gain nothing: the powers then hold the reorder buffer's head while the
+ * scalar loop fills it.)
  */
 CHAPOLY_INLINE vkey powers8(const uint64_t *p, beside *b)
 {
@@ -382,9 +337,9 @@ static __attribute__((noinline)) void finish8(uint64_t *p, const uint8_t *in,
  * first 'pre' blocks with the scalar code and the rest, a whole number of
  * batches, in lanes: no partial batch to fold at the end. When the key
  * powers are computed in the call, those blocks run beside them (powers8)
- * and a prefix shorter than IFMA_PREFIX blocks takes one more batch.
+ * and a prefix shorter than poly-prefix blocks takes one more batch.
  */
-CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers, int lanes16)
+CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers, int lanes16, size_t prefix)
 {
     size_t pre = nb % 8, batches = (nb - pre) / 8;
 
@@ -392,7 +347,7 @@ CHAPOLY_INLINE size_t vec_prefix(size_t nb, int fresh_powers, int lanes16)
      * One batch less saves a step of 8 lanes, but a step of 16 only when
      * the batches are odd in number (the first goes alone into B).
      */
-    if (fresh_powers && pre + 1 <= IFMA_PREFIX && batches >= 2 && (!lanes16 || (batches & 1)))
+    if (fresh_powers && pre + 1 <= prefix && batches >= 2 && (!lanes16 || (batches & 1)))
         pre += 8;
     return pre;
 }
@@ -408,12 +363,12 @@ CHAPOLY_INLINE void scalar_run(uint64_t *p, const uint8_t *in, size_t nb, uint64
  * 64-byte aligned frame and register saves were paid by every short call.
  */
 /* Returns 1 if finish16 ran (a deeper dead stack, see the scrub). */
-static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
-                                           size_t nb, uint64_t padbit)
+static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in, size_t nb,
+                                           uint64_t padbit, const chapoly_shapes *sh)
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
     unsigned st = (unsigned)p[W_STATE];
-    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < IFMA_KEEP;
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < sh->poly_keep;
     vkey k8, k16;
     v3 a, b;
 
@@ -428,7 +383,7 @@ static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
          * hash joins the first vector block in lane 0, of B when the
          * batches are odd in number (A = 0, B = C is the 8-lane form).
          */
-        size_t pre = vec_prefix(nb, !(st & ST_POW16), 1);
+        size_t pre = vec_prefix(nb, !(st & ST_POW16), 1, sh->poly_prefix);
         beside bs = { p, in, pre, (pre + 3) / 4, padbit }; /* over 4 levels */
 
         if (!(st & ST_POW8)) {
@@ -485,7 +440,7 @@ static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
     p[W_STATE] = st | (nb == 0 ? ST_L16 : 0);
     if (nb == 0)
         return 0;
-    if (nb < IFMA_TAIL) {
+    if (nb < sh->poly_tail) {
         finish16(p, NULL, 0, 0);
         scalar_run(p, in, nb, padbit);
     } else {
@@ -494,12 +449,12 @@ static __attribute__((noinline)) int run16(uint64_t *p, const uint8_t *in,
     return 1;
 }
 
-static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
-                                           size_t nb, uint64_t padbit)
+static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in, size_t nb,
+                                           uint64_t padbit, const chapoly_shapes *sh)
 {
     const __m512i padv = _mm512_set1_epi64((long long)(padbit << 40));
     unsigned st = (unsigned)p[W_STATE];
-    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < IFMA_KEEP;
+    int once = !(st & (ST_POW8 | ST_L8 | ST_L16 | ST_VEC)) && nb < sh->poly_keep;
     vkey k8;
     v3 c;
 
@@ -507,7 +462,7 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
         k8 = pow_vec(p, 8);
         c = v3_load(p + W_LANES + 24);
     } else { /* scalar hash: a prefix, then it joins block 0 in lane 0 */
-        size_t pre = vec_prefix(nb, !(st & ST_POW8), 0);
+        size_t pre = vec_prefix(nb, !(st & ST_POW8), 0, sh->poly_prefix);
 
         if (!(st & ST_POW8)) {
             beside bs = { p, in, pre, (pre + 2) / 3, padbit };
@@ -543,7 +498,7 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
     v3_store(p + W_LANES + 24, c);
     if (nb == 0) {
         st |= ST_L8;
-    } else if (nb < IFMA_TAIL) {
+    } else if (nb < sh->poly_tail) {
         finish8(p, NULL, 0, 0);
         scalar_run(p, in, nb, padbit);
     } else {
@@ -565,13 +520,13 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
  * it). The stores are 64-byte aligned, from the first 64-byte boundary at
  * or below the stack pointer down (like the array of a scrub function):
  * above it lie only the return address and the callee's saves of this
- * function's registers, the realigned vector frames lie below it. An
- * unaligned store covering those bytes too cost 20-40 cycles per call
- * (the next frames' loads there waited on the split store).
+ * function's registers, the realigned vector frames lie below it. (An
+ * unaligned store covering those bytes too is slow: the next frames' loads
+ * there wait on the split store.)
  *
- * The scalar paths need no scrub: the block loop is one asm loop whose key words are only memory
- * operands (sc_blocks_mem), and the final reduction keeps the hash in
- * registers (checked with objdump for GCC 12 and clang 14). test_secrets
+ * The scalar paths need no scrub: the block loop is one asm loop whose key
+ * words are only memory operands (sc_blocks_mem), and the final reduction
+ * keeps the hash in registers (checked with objdump, GCC and clang). test_secrets
  * checks the dead stack after every path; it fails with SCRUB_VECTOR 64
  * and with the C block loop (sc_blocks) without a scrub.
  */
@@ -580,11 +535,11 @@ static __attribute__((noinline)) void run8(uint64_t *p, const uint8_t *in,
 /*
  * n (256, 512 or 1024) bytes: 256 after the 8-lane path (run8, finish8: no
  * vector spills; a frame of pushes, a 64-byte realignment and a few GPR
- * slots, under 200 bytes with GCC 12), 512 after run16 alone (three zmm
+ * slots, under 200 bytes optimised), 512 after run16 alone (three zmm
  * spills in a frame under 400 bytes), 1024 when finish16 ran (run16 and
  * finish16 frames: about 600 bytes, 64-byte realignment included). Each
- * 64-byte store, queued behind the fold a first vector call ends with,
- * costs: the 1 KiB form took ~12 cycles more than none there.
+ * 64-byte store, queued behind the fold a first vector call ends with, has
+ * a cost, so the size follows the path.
  */
 #define SCRUB_VECTOR 1024
 #define SCRUB_VECTOR_MID 512
@@ -650,27 +605,27 @@ static __attribute__((noinline)) void fold_lanes(uint64_t *p, unsigned s)
 void poly1305_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit)
 {
-    (void)kt;
+    const chapoly_shapes *sh = &kt->shapes;
     uint64_t *p = st->priv;
     size_t nb = len / POLY1305_BLOCK_BYTES;
     unsigned s = (unsigned)p[W_STATE];
     uint64_t pad = padbit ? 1 : 0;
-    int warm = (s & ST_POW8) || p[W_SCALAR] >= IFMA_STREAM;
+    int warm = (s & ST_POW8) || p[W_SCALAR] >= sh->poly_stream_min;
 
     if (nb == 0)
         return;
-    if ((s & (ST_L8 | ST_L16)) && nb < IFMA_TAIL) {
+    if ((s & (ST_L8 | ST_L16)) && nb < sh->poly_tail) {
         /* a short call after whole batches: fold them, then scalar blocks */
         fold_lanes(p, s);
         scrub_below_sp_vector();
         zero_zmm16_31();
         scalar_run(p, in, nb, pad);
-    } else if ((s & ST_L16) || nb >= IFMA_MIN16 ||
-               (warm && nb >= IFMA_WARM && (s & ST_POW16))) {
-        scrub_below_sp_vector_n(run16(p, in, nb, pad) ? SCRUB_VECTOR : SCRUB_VECTOR_MID);
+    } else if ((s & ST_L16) || (sh->poly_vector2_min != 0 && nb >= sh->poly_vector2_min) ||
+               (warm && nb >= sh->poly_warm_min && (s & ST_POW16))) {
+        scrub_below_sp_vector_n(run16(p, in, nb, pad, sh) ? SCRUB_VECTOR : SCRUB_VECTOR_MID);
         zero_zmm16_31();
-    } else if ((s & ST_L8) || nb >= IFMA_MIN8 || (warm && nb >= IFMA_WARM)) {
-        run8(p, in, nb, pad);
+    } else if ((s & ST_L8) || nb >= sh->poly_vector_min || (warm && nb >= sh->poly_warm_min)) {
+        run8(p, in, nb, pad, sh);
         scrub_below_sp_vector_n(SCRUB_VECTOR8);
         zero_zmm16_31();
     } else {

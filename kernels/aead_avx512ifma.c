@@ -7,18 +7,17 @@
  * level's default ("aead=split"), is the generic one (generic.c): chunk by
  * chunk (shapes.aead_chunk, 16 KiB, which stay in L1) ChaCha20 with two
  * 16-lane batches in flight and then the 16-lane IFMA hash of the chunk.
- * Where a dependent vpaddd/vpxord/vprold costs 1 cycle (Zen 4) the vector
- * ports are saturated by the ChaCha20 rounds alone and the split form
- * measured 13-15 % faster than this one at 2-64 KiB (bench_kernels -o
- * xor-hash); two IFMA steps beside each of double rounds 1..8 of a
- * two-batch loop measured 5-6 % slower than split there (gcc parks ~15 of
- * the 32 ChaCha20 words around every step).
+ * Where a dependent vpaddd/vpxord/vprold takes 1 cycle the vector ports
+ * are saturated by the ChaCha20 rounds alone and the split form is the
+ * faster one; so is it against IFMA steps beside the double rounds of a
+ * two-batch loop, around which the compiler parks ChaCha20 words (the
+ * measurements: bench/results/kernel-notes.md).
  *
  * Stitched: a 16-lane ChaCha20 batch (1024 bytes) is a chain of 80
  * dependent quarter rounds per lane group and leaves vector ports idle
- * where the vector latency is 2 cycles (Zen 5). The IFMA Poly1305 steps
+ * where a dependent vector op takes 2 cycles. The IFMA Poly1305 steps
  * of the neighbouring kilobyte (8 steps of 8 lanes,
- * two accumulators stepping by r^16, exactly run16 of poly1305_avx512.c)
+ * two accumulators stepping by r^16, exactly run16 of poly1305_avx512ifma.c)
  * are placed between its double rounds, one step after each of double
  * rounds 2..9, so both run in the same cycles, while the hashed kilobyte is
  * still in L1.
@@ -203,9 +202,10 @@ static void stitched_run(const chapoly_kernels *kt, uint8_t *out, const uint8_t 
  * with a kilobyte of pre bytes hashed beside the first; other pre bytes
  * first, the text after the last whole kilobyte last, unstitched.
  */
-void aead_xor_hash_range_avx512(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
-                                size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
-                                const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+void aead_xor_hash_range_avx512ifma(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                                    size_t len, size_t pre, size_t hash_len,
+                                    const uint32_t key[8], const uint32_t ctr_nonce[4],
+                                    poly1305_state *st, int enc)
 {
     size_t whole = hash_len >= (len & ~(size_t)1023) ? len & ~(size_t)1023 : 0;
     size_t rest_hash = hash_len - whole;

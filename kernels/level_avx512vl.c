@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The "avx512vl" level table: ymm ChaCha20 (vprold, opmasks,
+ * chacha20_avx512vl.c) + AVX2 Poly1305, handed out by chapoly_kernels_best()
+ * (dispatch.c, which also holds its mask) to Skylake-X and Cascade Lake
+ * servers (family 6 model 0x55), which lower their clock under zmm load
+ * and have no IFMA. No function in the table looks at the CPU. The
+ * ChaCha20 entries and the Poly1305 entries are owned by different kernel
+ * files; keep each group's lines together.
+ */
+#include "kernels_impl.h"
+
+const chapoly_kernels chapoly_kernels_avx512vl = {
+    .name = "avx512vl",
+    .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
+    .shapes = { .one_block_rows = 1, .aead_chunk = 0, .poly_vector_min = 22,
+                .poly_stream_min = 32, .poly_warm_min = 16, .poly_prefix = 0, .poly_tail = 3,
+                .first_max = 1984, .chacha_batch = 512, .stream_min = 512 },
+    .chacha20_xor = chacha20_xor_avx512vl,
+    .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
+    .hchacha20 = hchacha20_avx512vl,
+    .poly1305_init = poly1305_init_avx2,
+    .poly1305_blocks = poly1305_blocks_avx2,
+    .poly1305_final = poly1305_final_avx2,
+    .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
+    .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
+    .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .aead_first_xor_hash = chapoly_generic_first_xor_hash,
+};
