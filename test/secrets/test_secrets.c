@@ -337,10 +337,14 @@ static void evp_aead_stack(void)
 }
 
 #if defined(__SANITIZE_ADDRESS__)
-#define T_ASAN 1
+#define T_ASAN "ASan"
+#elif defined(__SANITIZE_THREAD__)
+#define T_ASAN "ThreadSanitizer"
 #elif defined(__has_feature)
 #if __has_feature(address_sanitizer)
-#define T_ASAN 1
+#define T_ASAN "ASan"
+#elif __has_feature(thread_sanitizer)
+#define T_ASAN "ThreadSanitizer"
 #endif
 #endif
 
@@ -352,7 +356,7 @@ static void stack_tests(void)
      * a frame pointer, more spills): the kernels size their scrubs for the
      * optimised, uninstrumented build, which is where this scan counts.
      */
-    printf("dead-stack scans skipped: ASan build\n");
+    printf("dead-stack scans skipped: %s build\n", T_ASAN);
     return;
 #endif
     /* The method must see a word a returned frame left behind. */
