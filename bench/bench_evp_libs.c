@@ -63,9 +63,16 @@ static int boring_load(void)
         snprintf(g_boring_note, sizeof(g_boring_note), "disabled (--no-boringssl)");
         return 0;
     }
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define BENCH_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define BENCH_SANITIZER 1
+#endif
+#endif
+#ifdef BENCH_SANITIZER
     /* The sanitizer runtime refuses RTLD_DEEPBIND, and without it the symbols would clash. */
-    snprintf(g_boring_note, sizeof(g_boring_note), "left out under AddressSanitizer");
+    snprintf(g_boring_note, sizeof(g_boring_note), "left out under a sanitizer (ASan, TSan)");
     return 0;
 #endif
     if (cfg.boring_path)

@@ -308,6 +308,8 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
             aead_next_batch(a, len, exact);
             continue;
         }
+        if (n == 0) /* the key block with no text: out and in may be NULL (NULL + 0 is undefined) */
+            continue;
         out += n;
         in += n;
         len -= n;

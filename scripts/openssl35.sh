@@ -11,7 +11,8 @@
 #                       (trixie's ld-linux with --library-path), words separated by spaces
 #   --run PROG ARGS...  run PROG through that loader (PROG without a slash is
 #                       looked up in PREFIX/usr/bin first, then in PATH)
-#   --cmake-args        print the CMake arguments for a tree built against 3.5,
+#   --cmake-args        print the CMake arguments for a tree built against 3.5
+#                       (the toolchain file cmake/openssl35.cmake and the prefix),
 #                       one per line (none contains a space): use as $(... --cmake-args)
 #   --cached            print the prefix if it is complete, else exit 1 (no download)
 #
@@ -190,17 +191,10 @@ case "$mode" in
     --cmake-args)
         ensure
         case "$prefix" in *[[:space:]\;]*) die "the prefix path must not contain spaces or ';': $prefix" ;; esac
-        echo "-DOPENSSL_ROOT_DIR=$prefix/usr"
-        echo "-DOPENSSL_INCLUDE_DIR=$prefix/usr/include"
-        echo "-DOPENSSL_CRYPTO_LIBRARY=$libdir/libcrypto.so"
-        echo "-DOPENSSL_SSL_LIBRARY=$libdir/libssl.so"
-        echo "-DOPENSSL_EXECUTABLE_PATH=$prefix/usr/bin/openssl"
-        echo "-DCHAPOLY_EXPECT_OPENSSL=3.5"
-        echo "-DCMAKE_C_STANDARD_INCLUDE_DIRECTORIES=$prefix/usr/include/$triplet"
-        echo "-DCMAKE_SYSTEM_NAME=Linux"
-        echo "-DCMAKE_SYSTEM_PROCESSOR=$(uname -m)"
-        echo "-DCMAKE_CROSSCOMPILING_EMULATOR=$loader;--library-path;$libdir"
-        echo "-DCMAKE_EXE_LINKER_FLAGS=-Wl,--allow-shlib-undefined"
+        # cmake/openssl35.cmake holds the settings (the presets build-openssl35*
+        # use it too); the prefix is passed on so the tree keeps it.
+        echo "-DCMAKE_TOOLCHAIN_FILE=$repo/cmake/openssl35.cmake"
+        echo "-DCHAPOLY_OPENSSL35_PREFIX=$prefix"
         ;;
     -h | --help)
         sed -n '3,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "$0"

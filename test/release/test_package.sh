@@ -35,7 +35,7 @@ PKGDIR=${CHAPOLY_PACKAGE_DIR:?}
 V=${CHAPOLY_PROJECT_VERSION:?}
 ARCH=${CHAPOLY_DEB_ARCH:-}
 MODDIR=${CHAPOLY_MODULES_DIR:?}
-. "$SRC/test/check.sh"
+. "$SRC/test/common/check.sh"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/chapoly-package.XXXXXX") || exit 1
 cleanup_hook=:

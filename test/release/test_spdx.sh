@@ -13,7 +13,7 @@ set -u
 SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 CHECK=$SRC/scripts/check-spdx.sh
 ADD=$SRC/scripts/add-spdx.sh
-. "$SRC/test/check.sh"
+. "$SRC/test/common/check.sh"
 
 T=$(mktemp -d "${TMPDIR:-/tmp}/chapoly-spdx.XXXXXX") || exit 1
 trap 'rm -rf "$T"' EXIT

@@ -20,11 +20,11 @@ set -u
 
 OSSL=${OPENSSL_PROGRAM:-openssl}
 MODS=${OPENSSL_MODULES:?OPENSSL_MODULES must name the directory of chapoly.so}
-SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 EXAMPLE=$SRC/openssl.cnf.example
 unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL
 
-. "$(dirname "$0")/check.sh"
+. "$(dirname "$0")/../common/check.sh"
 
 if [ ! -f "$MODS/chapoly.so" ]; then
     echo "FAIL: $MODS/chapoly.so missing" >&2

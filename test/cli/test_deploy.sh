@@ -31,14 +31,14 @@ OSSL=${OPENSSL_PROGRAM:-openssl}
 MODS=${OPENSSL_MODULES:?OPENSSL_MODULES must name the directory of chapoly.so}
 MODULE=${CHAPOLY_MODULE:-$MODS/chapoly.so}
 SEAL=${CHAPOLY_DEPLOY_SEAL:?CHAPOLY_DEPLOY_SEAL must name the deploy_seal program}
-SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/.." && pwd)}
+SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${CHAPOLY_BUILD_DIR:-}
 # Every run below says what it wants; nothing is inherited from the caller.
 unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL
 OPENSSL_CONF=/dev/null
 export OPENSSL_CONF
 
-. "$(dirname "$0")/check.sh"
+. "$(dirname "$0")/../common/check.sh"
 bounded() {
     _secs=$1
     shift

@@ -26,12 +26,12 @@ MODS=${OPENSSL_MODULES:-}
 MODULE=${CHAPOLY_MODULE:-$MODS/chapoly.so}
 KERNEL=${CHAPOLY_KERNEL:-best}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TEMPLATE=${CHAPOLY_SOURCE_DIR:+$CHAPOLY_SOURCE_DIR/test/}chapoly-test.cnf.in
-[ -f "$TEMPLATE" ] || TEMPLATE=$HERE/chapoly-test.cnf.in
+TEMPLATE=${CHAPOLY_SOURCE_DIR:+$CHAPOLY_SOURCE_DIR/test/common/}chapoly-test.cnf.in
+[ -f "$TEMPLATE" ] || TEMPLATE=$HERE/../common/chapoly-test.cnf.in
 # Statistics must be switched on by the config key, not by the caller.
 unset CHAPOLY_STATS CHAPOLY_STATS_FILE
 
-. "$(dirname "$0")/check.sh"
+. "$(dirname "$0")/../common/check.sh"
 # atleast N V: V is a decimal number >= N
 atleast() {
     case $2 in '' | *[!0-9]*) return 1 ;; esac

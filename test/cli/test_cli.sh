@@ -18,8 +18,8 @@ MODS=${OPENSSL_MODULES:?OPENSSL_MODULES must name the directory of chapoly.so}
 MODULE=${CHAPOLY_MODULE:-$MODS/chapoly.so}
 KERNEL=${CHAPOLY_KERNEL:-best}
 HERE=$(cd "$(dirname "$0")" && pwd)
-TEMPLATE=${CHAPOLY_SOURCE_DIR:+$CHAPOLY_SOURCE_DIR/test/}chapoly-test.cnf.in
-[ -f "$TEMPLATE" ] || TEMPLATE=$HERE/chapoly-test.cnf.in
+TEMPLATE=${CHAPOLY_SOURCE_DIR:+$CHAPOLY_SOURCE_DIR/test/common/}chapoly-test.cnf.in
+[ -f "$TEMPLATE" ] || TEMPLATE=$HERE/../common/chapoly-test.cnf.in
 # Without a config, openssl uses only what the command line loads; the
 # default-provider reference runs rely on that.
 OPENSSL_CONF=${OPENSSL_CONF:-/dev/null}
@@ -27,7 +27,7 @@ export OPENSSL_CONF
 # Statistics must come from the config key `stats = 1`, not from the caller.
 unset CHAPOLY_STATS CHAPOLY_STATS_FILE
 
-. "$(dirname "$0")/check.sh"
+. "$(dirname "$0")/../common/check.sh"
 
 # Skip a level this CPU lacks, decided by the same dispatch code as the module.
 if [ -n "${CHAPOLY_LEVEL_PROBE:-}" ]; then
