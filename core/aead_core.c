@@ -23,8 +23,7 @@
 #define BLOCK CHACHA20_BLOCK_BYTES
 #define BLOCK_MASK ((size_t)BLOCK - 1)
 
-/* Opening in place, a first text up to this long is staged through the stack. */
-#define AEAD_STAGE_MAX 2048
+#define AEAD_STAGE_MAX 2048 /* opening in place, a first text this long goes through the stack */
 
 /*
  * An update this long goes straight through the range kernel and makes the
@@ -308,7 +307,7 @@ static void aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t l
             aead_next_batch(a, len, exact);
             continue;
         }
-        if (n == 0) /* the key block with no text: out and in may be NULL (NULL + 0 is undefined) */
+        if (n == 0) /* the key block alone: out and in may be NULL, and NULL + 0 is undefined */
             continue;
         out += n;
         in += n;
