@@ -22,7 +22,6 @@
 
 #define BLOCK CHACHA20_BLOCK_BYTES
 #define BLOCK_MASK ((size_t)BLOCK - 1)
-
 #define AEAD_STAGE_MAX 2048 /* opening in place, a first text this long goes through the stack */
 
 /*
