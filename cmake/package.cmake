@@ -3,9 +3,11 @@
 #
 #   cmake --install build                    chapoly.so into CHAPOLY_MODULES_DIR, as
 #                                            always (component module), nothing else
-#   cmake --install build --component doc    README.md, CHANGELOG.md, packaging.md, LICENSE,
-#                                            copyright and openssl.cnf.example in
-#                                            <prefix>/share/doc/chapoly,
+#   cmake --install build --component doc    README.md, CHANGELOG.md, LICENSE, copyright
+#                                            and openssl.cnf.example in
+#                                            <prefix>/share/doc/chapoly, docs/*.md and
+#                                            the pipeline example under its docs/ (the
+#                                            README's links hold there too),
 #                                            the example also as <prefix>/share/chapoly/chapoly.cnf
 #   (cd build && cpack -G DEB)               chapoly_<version>_<arch>.deb with both
 #
@@ -48,9 +50,17 @@ License: Apache-2.0
 
 # Not part of a plain `cmake --install` (which installs the module only, as
 # before 0.2.0); the package and `--component doc` install them.
-install(FILES README.md CHANGELOG.md LICENSE openssl.cnf.example docs/packaging.md
+install(FILES README.md CHANGELOG.md LICENSE openssl.cnf.example
               "${CMAKE_BINARY_DIR}/package/copyright"
   DESTINATION "${CMAKE_INSTALL_DOCDIR}" COMPONENT doc EXCLUDE_FROM_ALL)
+# docs/ as in the repository, so that README.md's links to docs/*.md resolve in
+# /usr/share/doc/chapoly too; of docs/examples/ the program and its output (its
+# CMake files build it as a test and mean nothing outside the source tree).
+file(GLOB CHAPOLY_DOC_PAGES CONFIGURE_DEPENDS "${CMAKE_SOURCE_DIR}/docs/*.md")
+install(FILES ${CHAPOLY_DOC_PAGES}
+  DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs" COMPONENT doc EXCLUDE_FROM_ALL)
+install(FILES docs/examples/pipeline_seal.c docs/examples/pipeline_seal.expected
+  DESTINATION "${CMAKE_INSTALL_DOCDIR}/docs/examples" COMPONENT doc EXCLUDE_FROM_ALL)
 # The same example outside /usr/share/doc for `.include`: Debian lets an
 # administrator (or a slim image) leave /usr/share/doc out, so a configuration
 # must not name a file there (Debian policy 12.3).
@@ -146,7 +156,7 @@ NEON kernels for ChaCha20-Poly1305, XChaCha20-Poly1305, ChaCha20 and the
 POLY1305 MAC. Loaded through openssl.cnf, it serves existing applications
 (the openssl command, TLS 1.2 and 1.3 through libssl) without changes.
 The package installs the module into OpenSSL's module directory and never
-edits the system's openssl.cnf: /usr/share/doc/chapoly/packaging.md says
+edits the system's openssl.cnf: /usr/share/doc/chapoly/docs/packaging.md says
 how to enable it.")
 set(CPACK_DEBIAN_PACKAGE_SECTION libs)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)

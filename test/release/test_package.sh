@@ -9,7 +9,8 @@
 #          description), exactly the expected files and modes (the module in
 #          the target's ossl-modules directory, mode 0644, stripped; README,
 #          CHANGELOG, LICENSE, copyright and the example config under
-#          /usr/share/doc/chapoly; the example as /usr/share/chapoly/chapoly.cnf),
+#          /usr/share/doc/chapoly, docs/*.md and the pipeline example under
+#          its docs/; the example as /usr/share/chapoly/chapoly.cnf),
 #          nothing under /etc, no maintainer scripts or conffiles.
 # install  (root, dpkg, the openssl command's own module directory) installs
 #          that .deb with dpkg -i, checks that chapoly loads from the system's
@@ -116,8 +117,11 @@ if [ "$mode" = deb ]; then
     awk '$1 !~ /^d/ { print $1, $2, $6 }' "$T/contents" | LC_ALL=C sort > "$T/files"
     {
         echo "-rw-r--r-- root/root .$MODDIR/chapoly.so"
-        for f in CHANGELOG.md LICENSE README.md copyright openssl.cnf.example packaging.md; do
+        for f in CHANGELOG.md LICENSE README.md copyright openssl.cnf.example; do
             echo "-rw-r--r-- root/root ./usr/share/doc/chapoly/$f"
+        done
+        for f in "$SRC"/docs/*.md "$SRC"/docs/examples/pipeline_seal.c "$SRC"/docs/examples/pipeline_seal.expected; do
+            echo "-rw-r--r-- root/root ./usr/share/doc/chapoly/docs/${f#"$SRC"/docs/}"
         done
         echo "-rw-r--r-- root/root ./usr/share/chapoly/chapoly.cnf"
     } | LC_ALL=C sort > "$T/want"
@@ -141,8 +145,12 @@ if [ "$mode" = deb ]; then
     fi
     # The documents are the repository's.
     D=$T/x/usr/share/doc/chapoly
-    for f in README.md CHANGELOG.md LICENSE openssl.cnf.example docs/packaging.md; do
-        check "doc $f is the repository's" cmp -s "$D/$(basename "$f")" "$SRC/$f"
+    for f in README.md CHANGELOG.md LICENSE openssl.cnf.example; do
+        check "doc $f is the repository's" cmp -s "$D/$f" "$SRC/$f"
+    done
+    for f in "$SRC"/docs/*.md "$SRC"/docs/examples/pipeline_seal.c "$SRC"/docs/examples/pipeline_seal.expected; do
+        r=${f#"$SRC"/}
+        check "doc $r is the repository's" cmp -s "$D/$r" "$f"
     done
     check "chapoly.cnf is openssl.cnf.example" cmp -s "$T/x/usr/share/chapoly/chapoly.cnf" "$SRC/openssl.cnf.example"
     check "copyright: machine-readable, Apache-2.0" \
