@@ -4,7 +4,7 @@
 #
 # Dynamic AArch64 instruction counts of chapoly's neon (and portable) level
 # against OpenSSL's own arm64 code (the default provider of libcrypto.so.3
-# from libssl3:arm64), under qemu, for the README's table. Speed cannot be
+# from libssl3:arm64), under qemu, for docs/performance.md ("arm64"). Speed cannot be
 # timed under emulation; instructions executed can be counted exactly.
 #
 # Method: Debian's qemu-user-static has no plugin support, so each run is

@@ -35,7 +35,7 @@
 #                  (scripts/install-test-deps.sh, which every run starts with)
 # The developer's inner loop is not this script but one layer's label in an
 # existing build directory (labels: kernels, evp, tls, cli, clients, ct,
-# valgrind; see README.md, "How chapoly is tested"):
+# valgrind; see docs/testing.md, "Labels: one per layer"):
 #   cmake --build build -j && (cd build && ctest -L kernels)    # about 4 s
 #
 # First every tool the suite uses must be there (scripts/install-test-deps.sh):

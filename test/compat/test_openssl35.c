@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * What OpenSSL 3.5 adds around a cipher provider and how chapoly meets it
- * (built only against OpenSSL >= 3.5; README "OpenSSL 3.5"):
+ * (built only against OpenSSL >= 3.5; docs/behaviour.md, "OpenSSL 3.5"):
  *  - EVP_SKEY (opaque symmetric keys): EVP_CipherInit_SKEY accepts only a key
  *    managed by the cipher's own provider. chapoly has no key management, so
  *    a key from the default provider is refused with an error (no crash, no
