@@ -113,7 +113,8 @@ static void *aead_dupctx(void *vctx)
 CHAPOLY_INLINE int aead_init(aead_ctx *c, int enc, const unsigned char *key, size_t keylen,
                              const unsigned char *iv, size_t ivlen, const OSSL_PARAM params[])
 {
-    chapoly_pipeline_end(c->pipe); /* an ordinary init leaves pipeline mode */
+    if (aead_in_pipeline(c)) /* an ordinary init leaves pipeline mode (to ST_NEW) */
+        aead_pipeline_leave(c);
     c->enc = enc;
     if (key != NULL) {
         if (keylen != CHACHA20_KEY_BYTES) {
@@ -164,7 +165,7 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         return aead_tls_record(c, out, outl, outsize, in, inl);
     *outl = 0;
     if (s->why != WHY_NONE)
-        return aead_refuse_call(c, s);
+        return aead_refuse(c, s);
     if (inl == 0)
         return 1; /* a no-op: only final produces or checks the tag */
     if (out == NULL) {
@@ -208,7 +209,7 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
     (void)outsize;
     *outl = 0;
     if (s->why != WHY_NONE)
-        return aead_refuse_call(c, s);
+        return aead_refuse(c, s);
     /* FIN, the only other outcome of a final: an expected tag is used up (tag[] keeps it) */
     c->state = (enum aead_state)s->next;
     c->tag_set = 0;
