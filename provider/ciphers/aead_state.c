@@ -62,15 +62,15 @@
 #include <openssl/proverr.h>
 #include "aead_state.h"
 
-#define GO(s) { ST_##s, ACT_NONE, WHY_NONE }
-#define START(s) { ST_##s, ACT_START, WHY_NONE }
-#define DROP { ST_KEY, ACT_DROP, WHY_NONE }
-#define FIN(s) { ST_##s, ACT_FINISH, WHY_NONE }
-#define RECORD { ST_TLS, ACT_RECORD, WHY_NONE }
-#define RESET { ST_PIPE, ACT_RESET, WHY_NONE }
-#define NO_(s, w) { ST_##s, ACT_NONE, WHY_##w }
-#define NO_FINAL { ST_TLS, ACT_NONE, WHY_NO_FINAL }
-#define PIPE_FAIL { ST_PIPE_DONE, ACT_NONE, WHY_PIPE_NO_TAG }
+#define GO(s) { ST_##s, ACT_NONE, WHY_NONE, 0 }
+#define START(s) { ST_##s, ACT_START, WHY_NONE, 0 }
+#define DROP { ST_KEY, ACT_DROP, WHY_NONE, 0 }
+#define FIN(s) { ST_##s, ACT_FINISH, WHY_NONE, 0 }
+#define RECORD { ST_TLS, ACT_RECORD, WHY_NONE, 0 }
+#define RESET { ST_PIPE, ACT_RESET, WHY_NONE, 0 }
+#define NO_(s, w) { ST_##s, ACT_NONE, WHY_##w, 0 }
+#define NO_FINAL { ST_TLS, ACT_NONE, WHY_NO_FINAL, 0 }
+#define PIPE_FAIL { ST_PIPE_DONE, ACT_NONE, WHY_PIPE_NO_TAG, 0 }
 /*
  * A row: state s and its outcome per event, in the order of the header
  * below. The pipeline calls are refused in every such row.
@@ -106,7 +106,7 @@ enum { ST_SAME_ = 0xff };
 /* A new state or event needs its row or column: ROW takes every event by name. */
 _Static_assert(AEAD_NSTATES == 17 && AEAD_NEVENTS == 19, "every row and column below");
 
-const aead_step aead_steps[AEAD_NSTATES][AEAD_NEVENTS] = {
+const aead_step aead_steps[AEAD_NSTATES][AEAD_NCOLS] = {
 /*      event: KEY           IV            KEY_IV        KEY_BAD_IV    FIXED_IV      TLS_AAD
  * (update)    EMPTY         NO_INPUT      AAD           TEXT
  * (final)     SEAL          OPEN          NO_TAG        PIPELINE (init)
