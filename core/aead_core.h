@@ -13,8 +13,14 @@
  * verify. Preconditions the caller enforces: no aad after text; at most
  * 2^38 - 64 bytes of text (text_len below helps); out == in or buffers
  * that share no byte (chacha20_partially_overlapping in chacha20_stream.h).
- * A state is zeroed (calloc, = {0}) before its first start; it holds no
- * pointer, so a copy (EVP dup) is a second independent message.
+ * A streaming state is zeroed (calloc, = {0}) before its first start; it
+ * holds no pointer but its kernel table's, so a copy (EVP dup) is a second
+ * independent message.
+ *
+ * The same message without the streaming buffers (chapoly_aead_msg, with
+ * one block of buffers: chapoly_aead_small) serves the one-shot calls and
+ * each message of a pipeline batch (aead_batch.h); the chapoly_msg_*
+ * functions below are its steps, the batch's shared kernel calls included.
  */
 #ifndef CHAPOLY_AEAD_CORE_H
 #define CHAPOLY_AEAD_CORE_H
