@@ -363,6 +363,18 @@ static inline void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state
 }
 
 /*
+ * After n bytes of AAD or ciphertext at c: zeros to a whole block (RFC
+ * 8439's pad16), in place, for a caller that hashes c itself (the batched
+ * AEAD hashes many messages' rows in one call). c must have room for
+ * n + 16 bytes (a constant-size store: no call). Returns the padded length.
+ */
+static inline size_t chapoly_aead_pad16(uint8_t *c, size_t n)
+{
+    memset(c + n, 0, POLY1305_BLOCK_BYTES); /* padded - n < 16 */
+    return (n + POLY1305_BLOCK_BYTES - 1) & ~(size_t)(POLY1305_BLOCK_BYTES - 1);
+}
+
+/*
  * After n bytes of ciphertext at c: zeros to a whole block and the lengths
  * block (RFC 8439 2.8: AAD and text lengths, 64-bit little-endian). c must
  * have room for n + 31 bytes. Returns the bytes to hash from c.
@@ -370,9 +382,8 @@ static inline void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state
 static inline size_t chapoly_aead_lengths_block(uint8_t *c, size_t n, uint64_t aad_len,
                                                 uint64_t text_len)
 {
-    size_t padded = (n + POLY1305_BLOCK_BYTES - 1) & ~(size_t)(POLY1305_BLOCK_BYTES - 1);
+    size_t padded = chapoly_aead_pad16(c, n);
 
-    memset(c + n, 0, POLY1305_BLOCK_BYTES); /* a constant size: no call; padded - n < 16 */
     store64_le(c + padded, aad_len);
     store64_le(c + padded + 8, text_len);
     return padded + POLY1305_BLOCK_BYTES;

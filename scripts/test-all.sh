@@ -25,7 +25,7 @@
 #                   CLI (its openssl command) and secrets tests at every
 #                   level, and binary compatibility both ways
 #   build-openssl35-asan  the same OpenSSL 3.5 with ASan + UBSan, the tests of
-#                   what exists only against 3.5: test_pipeline (the pipeline
+#                   what exists only against 3.5: test_pipeline{,_memory} (the pipeline
 #                   API, aead_pipeline.c), test_openssl35 and test_quic
 # Usage: scripts/test-all.sh [--quick | --check-tools]
 #   --quick        build-test, quick label only; needs only the native tools

@@ -29,12 +29,18 @@ static OSSL_FUNC_cipher_final_fn aead_final;
 static OSSL_FUNC_cipher_cipher_fn aead_cipher;
 
 /*
- * The message's keystream and ciphertext buffers (6 KiB of the context) are
+ * The message's keystream and ciphertext buffers (4 KiB of the context) are
  * written before they are read, so a new context zeroes only the bytes
  * before and after them, and a freed one wipes ks[] only as far as it ever
- * held keystream (chapoly_aead_clear); ct[] holds ciphertext only.
- * Allocating, zeroing and wiping all of it cost more than a short message.
+ * held keystream (chapoly_aead_clear); ct[] holds ciphertext only. So is
+ * the MAC state's priv[] (1.5 KiB): the level's init writes what its
+ * blocks and final read, and its final, or chapoly_aead_clear for a
+ * message abandoned with its MAC keyed, wipes it. Allocating, zeroing and
+ * wiping all of it cost more than a short message (or, per batch, than a
+ * pipeline reset per batch allows).
  */
+#define AEAD_PRIV_OFF (offsetof(aead_ctx, msg) + offsetof(chapoly_aead, poly))
+#define AEAD_PRIV_END (AEAD_PRIV_OFF + sizeof(((poly1305_state *)0)->priv))
 #define AEAD_BUFS_OFF (offsetof(aead_ctx, msg) + offsetof(chapoly_aead, ks))
 #define AEAD_BUFS_END (offsetof(aead_ctx, msg) + offsetof(chapoly_aead, ct) \
                        + sizeof(((chapoly_aead *)0)->ct))
@@ -42,18 +48,19 @@ _Static_assert(offsetof(chapoly_aead, ct)
                    == offsetof(chapoly_aead, ks) + sizeof(((chapoly_aead *)0)->ks),
                "nothing between ks[] and ct[]: new fields go before ks[]");
 
-/* Everything but ks[] and ct[]: header fields, keys, Poly1305 state, tag. */
-static void aead_ctx_outside_bufs(aead_ctx *c, int wipe)
+/*
+ * Everything but priv[], ks[] and ct[]: header fields, keys, the message's
+ * fields, tag; zeroed (new) or wiped (free) alike, by libc's memset through
+ * a volatile pointer (faster than OPENSSL_cleanse, and than the rep stos
+ * an inline memset of these sizes becomes).
+ */
+static void aead_ctx_outside_bufs(aead_ctx *c)
 {
     unsigned char *p = (unsigned char *)c;
 
-    if (wipe) { /* libc's memset through a volatile pointer: faster than OPENSSL_cleanse */
-        chapoly_wipe(p, AEAD_BUFS_OFF);
-        chapoly_wipe(p + AEAD_BUFS_END, sizeof(*c) - AEAD_BUFS_END);
-    } else {
-        memset(p, 0, AEAD_BUFS_OFF);
-        memset(p + AEAD_BUFS_END, 0, sizeof(*c) - AEAD_BUFS_END);
-    }
+    chapoly_wipe(p, AEAD_PRIV_OFF);
+    chapoly_wipe(p + AEAD_PRIV_END, AEAD_BUFS_OFF - AEAD_PRIV_END);
+    chapoly_wipe(p + AEAD_BUFS_END, sizeof(*c) - AEAD_BUFS_END);
 }
 
 static void *aead_newctx(void *provctx, size_t ivlen)
@@ -63,7 +70,7 @@ static void *aead_newctx(void *provctx, size_t ivlen)
 
     if (c == NULL)
         return NULL;
-    aead_ctx_outside_bufs(c, 0);
+    aead_ctx_outside_bufs(c);
     c->pc = pc;
     c->k = pc->k;
     c->ivlen = ivlen;
@@ -90,7 +97,7 @@ static void aead_freectx(void *vctx)
         return;
     chapoly_pipeline_free(c->pipe);
     chapoly_aead_clear(&c->msg); /* ks[] as far as it was ever filled */
-    aead_ctx_outside_bufs(c, 1);
+    aead_ctx_outside_bufs(c);
     chapoly_ctx_release(c);
 }
 
@@ -113,7 +120,8 @@ static void *aead_dupctx(void *vctx)
 CHAPOLY_INLINE int aead_init(aead_ctx *c, int enc, const unsigned char *key, size_t keylen,
                              const unsigned char *iv, size_t ivlen, const OSSL_PARAM params[])
 {
-    chapoly_pipeline_end(c->pipe); /* an ordinary init leaves pipeline mode */
+    if (aead_in_pipeline(c)) /* an ordinary init leaves pipeline mode (to ST_NEW) */
+        aead_pipeline_leave(c);
     c->enc = enc;
     if (key != NULL) {
         if (keylen != CHACHA20_KEY_BYTES) {
@@ -164,7 +172,7 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         return aead_tls_record(c, out, outl, outsize, in, inl);
     *outl = 0;
     if (s->why != WHY_NONE)
-        return aead_refuse_call(c, s);
+        return aead_refuse(c, s);
     if (inl == 0)
         return 1; /* a no-op: only final produces or checks the tag */
     if (out == NULL) {
@@ -208,7 +216,7 @@ static int aead_final(void *vctx, unsigned char *out, size_t *outl, size_t outsi
     (void)outsize;
     *outl = 0;
     if (s->why != WHY_NONE)
-        return aead_refuse_call(c, s);
+        return aead_refuse(c, s);
     /* FIN, the only other outcome of a final: an expected tag is used up (tag[] keeps it) */
     c->state = (enum aead_state)s->next;
     c->tag_set = 0;

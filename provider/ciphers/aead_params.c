@@ -110,7 +110,7 @@ int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
             break;
         case 'p':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) == 0 &&
-                !chapoly_pipeline_get_tags(c->pipe, p))
+                !chapoly_pipeline_get_tags(c, p))
                 return 0;
             break;
         case 't':
@@ -205,7 +205,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
             break;
         case 'p':
             if (strcmp(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) == 0 &&
-                !chapoly_pipeline_set_tags(c->pipe, p))
+                !chapoly_pipeline_set_tags(c, p))
                 return 0;
             break;
 #ifdef CHAPOLY_TEST_HOOKS

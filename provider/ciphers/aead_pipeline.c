@@ -8,12 +8,19 @@
  * buffers whose size is one tag's length (1..16): read on encryption after
  * final, set on decryption before final.
  *
- * State machine: OFF --init--> START --update(AAD)--> AAD --update(text)-->
- * TEXT --final--> DONE; AAD after text, anything after final, and pipeline
- * calls outside pipeline mode are refused. numpipes must equal the init's
- * at every call (OpenSSL 3.5.9 passes 0 after re-initialising a used
- * EVP_CIPHER_CTX without EVP_CIPHER_CTX_reset). Every array is checked
- * before any pipe is processed, so a refused call changes nothing.
+ * The progress is the AEAD context's state (aead_state.c): init --> ST_PIPE
+ * --update(AAD)--> ST_PIPE_AAD --update(text)--> ST_PIPE_TEXT --final-->
+ * ST_PIPE_DONE; its table refuses AAD after text, anything after final,
+ * and pipeline calls outside pipeline mode. Each message's own progress is
+ * the core's (core/aead_batch.h). numpipes must equal the init's at every
+ * call (OpenSSL 3.5.9 passes 0 after re-initialising a used EVP_CIPHER_CTX
+ * without EVP_CIPHER_CTX_reset). Every array is checked before any pipe is
+ * processed, so a refused call changes nothing.
+ *
+ * Memory: one block, this header and the batch's messages (2 KiB each),
+ * made for an init's numpipes and again only for more; nothing zeroed (a
+ * start writes what it reads), and since a finish leaves no secret, only an
+ * abandoned batch is wiped (message by message) before a free.
  *
  * Failure on decryption: a final that fails for any reason (a tag that does
  * not match in any pipe, tags never set) wipes the plaintext of EVERY pipe
@@ -32,114 +39,94 @@
 
 _Static_assert(CHAPOLY_MAX_PIPES == CHAPOLY_BATCH_MAX, "one batch per pipeline");
 
-enum pipe_state { PIPE_OFF, PIPE_START, PIPE_AAD, PIPE_TEXT, PIPE_DONE };
-
 struct aead_pipeline {
-    enum pipe_state state;
-    int enc;
-    size_t numpipes;
-    int tags_set;   /* decryption: expected tags present */
-    int tags_ready; /* encryption: tags computed by final */
+    size_t room;    /* messages the allocation holds */
+    int tags_set;   /* decryption: expected tags in tags[] */
     size_t taglen;  /* of the expected tags */
-    uint8_t tags[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES];
-    uint64_t text_len[CHAPOLY_MAX_PIPES];
-    /* decryption: the plaintext written so far per pipe, wiped if final fails */
+    uint8_t tags[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES]; /* computed (enc) or expected (dec) */
+    /* decryption: where each pipe's text began (its length is its message's), for a wipe */
     unsigned char *out_start[CHAPOLY_MAX_PIPES];
-    chapoly_batch *batch; /* 64-byte aligned, for CHAPOLY_MAX_PIPES messages */
 };
 
-static void pipeline_wipe(aead_pipeline *p)
+/* The batch follows the header, 64-byte aligned (contexts are: chapoly_ctx_alloc). */
+#define PIPE_HDR ((sizeof(aead_pipeline) + 63) & ~(size_t)63)
+#define PIPE_BYTES(room) (PIPE_HDR + chapoly_batch_size(room))
+
+static inline chapoly_batch *batch_of(const aead_pipeline *p)
 {
-    if (p->batch != NULL)
-        chapoly_batch_clear(p->batch);
+    return (chapoly_batch *)((unsigned char *)p + PIPE_HDR);
+}
+
+static aead_pipeline *pipeline_alloc(size_t room)
+{
+    aead_pipeline *p = chapoly_ctx_alloc(PIPE_BYTES(room));
+
+    if (p == NULL)
+        return NULL;
+    p->room = room;
+    p->tags_set = 0;
+    p->taglen = POLY1305_TAG_BYTES;
+    batch_of(p)->n = 0;
+    return p;
+}
+
+void chapoly_pipeline_drop(aead_pipeline *p)
+{
+    if (p == NULL)
+        return;
+    chapoly_batch_clear(batch_of(p));
     /* Expected tags not yet used (a final wipes them); computed tags are public output. */
     if (p->tags_set)
-        OPENSSL_cleanse(p->tags, p->numpipes * sizeof(p->tags[0]));
-    p->state = PIPE_OFF;
-    p->tags_set = p->tags_ready = 0;
+        OPENSSL_cleanse(p->tags, batch_of(p)->n * sizeof(p->tags[0]));
+    p->tags_set = 0;
+}
+
+void aead_pipeline_leave(aead_ctx *c)
+{
+    chapoly_pipeline_drop(c->pipe);
+    c->state = ST_NEW;
+}
+
+/* A drop wiped whatever the batch used: the rest never held a secret. */
+void chapoly_pipeline_free(aead_pipeline *p)
+{
+    chapoly_pipeline_drop(p);
+    chapoly_ctx_release(p);
+}
+
+aead_pipeline *chapoly_pipeline_dup(const aead_pipeline *p)
+{
+    size_t n = p == NULL ? 0 : batch_of(p)->n;
+    aead_pipeline *d = p == NULL ? NULL : chapoly_ctx_alloc(PIPE_BYTES(n));
+
+    if (d == NULL)
+        return NULL;
+    memcpy(d, p, PIPE_BYTES(n)); /* the header and the batch's n messages */
+    d->room = n;
+    return d;
 }
 
 /* Decryption failed: no pipe keeps plaintext that was never authenticated. */
 static void wipe_outputs(aead_pipeline *p)
 {
-    for (size_t i = 0; i < p->numpipes; i++)
-        if (p->text_len[i] > 0)
-            OPENSSL_cleanse(p->out_start[i], (size_t)p->text_len[i]);
+    const chapoly_batch *b = batch_of(p);
+
+    for (size_t i = 0; i < b->n; i++)
+        if (chapoly_batch_text_len(b, i) > 0)
+            OPENSSL_cleanse(p->out_start[i], (size_t)chapoly_batch_text_len(b, i));
 }
 
-/* A decryption that cannot complete: no plaintext survives; the pipeline is done. */
-static void fail_decrypt(aead_pipeline *p)
+/* A decryption that cannot complete: no plaintext survives, nothing of the batch either. */
+static void fail_decrypt(aead_ctx *c)
 {
-    wipe_outputs(p);
-    pipeline_wipe(p);
-    p->state = PIPE_DONE;
+    wipe_outputs(c->pipe);
+    chapoly_pipeline_drop(c->pipe);
+    c->state = ST_PIPE_DONE; /* PIPE_FAIL's state */
 }
 
-int chapoly_pipeline_active(const aead_pipeline *p)
+static int check_init(const aead_ctx *c, const unsigned char *key, size_t keylen,
+                      size_t numpipes, const unsigned char **iv, size_t ivlen)
 {
-    return p != NULL && p->state != PIPE_OFF;
-}
-
-void chapoly_pipeline_end(aead_pipeline *p)
-{
-    if (p != NULL)
-        pipeline_wipe(p);
-}
-
-void chapoly_pipeline_free(aead_pipeline *p)
-{
-    if (p == NULL)
-        return;
-    if (p->batch != NULL)
-        chapoly_ctx_free(p->batch, chapoly_batch_size(CHAPOLY_MAX_PIPES));
-    OPENSSL_clear_free(p, sizeof(*p));
-}
-
-aead_pipeline *chapoly_pipeline_dup(const aead_pipeline *p)
-{
-    aead_pipeline *d;
-
-    if (p == NULL)
-        return NULL;
-    d = OPENSSL_malloc(sizeof(*d));
-    if (d == NULL)
-        return NULL;
-    memcpy(d, p, sizeof(*d));
-    d->batch = p->batch == NULL
-                   ? NULL
-                   : chapoly_ctx_dup(p->batch, chapoly_batch_size(CHAPOLY_MAX_PIPES));
-    if (p->batch != NULL && d->batch == NULL) {
-        chapoly_pipeline_free(d);
-        return NULL;
-    }
-    return d;
-}
-
-/*
- * A pipeline init drops any ordinary message, TLS record state and tag
- * (EV_PIPELINE); the pipeline's state is allocated on first use. On failure
- * the pipeline is off, and nothing it held survives.
- */
-static int aead_pipeline_init(aead_ctx *c, int enc, const unsigned char *key, size_t keylen,
-                              size_t numpipes, const unsigned char **iv, size_t ivlen,
-                              const OSSL_PARAM params[])
-{
-    aead_pipeline *p = c->pipe;
-
-    aead_apply(c, aead_lookup(c, EV_PIPELINE));
-    c->enc = enc;
-    if (p == NULL) {
-        p = OPENSSL_zalloc(sizeof(*p));
-        if (p == NULL)
-            return 0;
-        p->batch = chapoly_ctx_zalloc(chapoly_batch_size(CHAPOLY_MAX_PIPES));
-        if (p->batch == NULL) {
-            OPENSSL_free(p);
-            return 0;
-        }
-        c->pipe = p;
-    }
-    pipeline_wipe(p);
     if (numpipes == 0 || numpipes > CHAPOLY_MAX_PIPES) {
         CHAPOLY_ERR(PROV_R_INVALID_INPUT_LENGTH, "numpipes must be 1..%d, got %zu",
                     CHAPOLY_MAX_PIPES, numpipes);
@@ -161,20 +148,41 @@ static int aead_pipeline_init(aead_ctx *c, int enc, const unsigned char *key, si
             return 0;
         }
     }
-    chapoly_batch_start(p->batch, c->k, key, iv, numpipes, c->ivlen == 24);
-    p->enc = enc;
-    p->numpipes = numpipes;
-    p->taglen = POLY1305_TAG_BYTES;
-    if (numpipes == 1) { /* no library call for one pipe */
-        p->text_len[0] = 0;
-        p->out_start[0] = NULL;
-    } else {
-        memset(p->text_len, 0, numpipes * sizeof(p->text_len[0]));
-        memset(p->out_start, 0, numpipes * sizeof(p->out_start[0]));
+    return 1;
+}
+
+/*
+ * A pipeline init drops any ordinary message, TLS record state, tag or
+ * earlier batch (RESET, to ST_PIPE); the pipeline's memory is allocated on
+ * first use, and again for more pipes than it has room for. On failure the
+ * context leaves pipeline mode (ST_NEW), and nothing it held survives.
+ */
+static int aead_pipeline_init(aead_ctx *c, int enc, const unsigned char *key, size_t keylen,
+                              size_t numpipes, const unsigned char **iv, size_t ivlen,
+                              const OSSL_PARAM params[])
+{
+    aead_pipeline *p = c->pipe;
+
+    aead_apply(c, aead_lookup(c, EV_PIPELINE));
+    c->enc = enc;
+    if (!check_init(c, key, keylen, numpipes, iv, ivlen)) {
+        aead_pipeline_leave(c);
+        return 0;
     }
-    p->state = PIPE_START;
+    if (p == NULL || p->room < numpipes) {
+        aead_pipeline *q = pipeline_alloc(numpipes);
+
+        if (q == NULL) {
+            aead_pipeline_leave(c);
+            return 0;
+        }
+        chapoly_pipeline_free(p);
+        c->pipe = p = q;
+    }
+    chapoly_batch_start(batch_of(p), c->k, key, iv, numpipes, c->ivlen == 24);
+    p->taglen = POLY1305_TAG_BYTES;
     if (!aead_set_ctx_params(c, params)) {
-        pipeline_wipe(p); /* a failed init leaves pipeline mode and wipes the key */
+        aead_pipeline_leave(c); /* a failed init leaves pipeline mode and wipes the key */
         return 0;
     }
     return 1;
@@ -194,40 +202,20 @@ int aead_pipeline_decrypt_init(void *vctx, const unsigned char *key, size_t keyl
     return aead_pipeline_init(vctx, 0, key, keylen, numpipes, iv, ivlen, params);
 }
 
-/* Why pipeline_ready refused (out of line: the ready path stays a few instructions). */
-static CHAPOLY_COLD int pipeline_refuse(const aead_pipeline *p, size_t numpipes,
+/* numpipes is not the init's (out of line: the ready path stays a few instructions). */
+static CHAPOLY_COLD int refuse_numpipes(const aead_pipeline *p, size_t numpipes,
                                         const char *call)
 {
-    if (!chapoly_pipeline_active(p))
-        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
-                    "%s: the context is not initialised for a pipeline "
-                    "(EVP_CipherPipelineEncryptInit/DecryptInit first)", call);
-    else if (p->state == PIPE_DONE)
-        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
-                    "%s: the pipeline is finalised; initialise it again with new IVs", call);
-    else
-        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
-                    "%s: numpipes %zu differs from the %zu given at init (a used context "
-                    "re-initialised without EVP_CIPHER_CTX_reset?)", call, numpipes,
-                    p->numpipes);
+    CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
+                "%s: numpipes %zu differs from the %zu given at init (a used context "
+                "re-initialised without EVP_CIPHER_CTX_reset?)", call, numpipes,
+                batch_of(p)->n);
     return 0;
-}
-
-/* Pipeline mode, not finalised, and the numpipes of the init. */
-static inline int pipeline_ready(const aead_pipeline *p, size_t numpipes, const char *call)
-{
-    if (p != NULL && p->state != PIPE_OFF && p->state != PIPE_DONE && numpipes == p->numpipes)
-        return 1;
-    return pipeline_refuse(p, numpipes, call);
 }
 
 static int check_aad(const aead_pipeline *p, const unsigned char **in, const size_t *inl)
 {
-    if (p->state == PIPE_TEXT) {
-        CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "AAD after text is not allowed");
-        return 0;
-    }
-    for (size_t i = 0; i < p->numpipes; i++) {
+    for (size_t i = 0; i < batch_of(p)->n; i++) {
         if (inl[i] > PTRDIFF_MAX) {
             CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE, "pipe %zu: AAD length %zu is larger than "
                         "any buffer (a negative length?)", i, inl[i]);
@@ -241,14 +229,19 @@ static int check_aad(const aead_pipeline *p, const unsigned char **in, const siz
     return 1;
 }
 
-static int check_text(const aead_pipeline *p, unsigned char **out, const size_t *outsize,
+static int check_text(const aead_ctx *c, unsigned char **out, const size_t *outsize,
                       const unsigned char **in, const size_t *inl)
 {
+    const aead_pipeline *p = c->pipe;
+    const chapoly_batch *b = batch_of(p);
+
     if (outsize == NULL) {
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "NULL array of output sizes");
         return 0;
     }
-    for (size_t i = 0; i < p->numpipes; i++) {
+    for (size_t i = 0; i < b->n; i++) {
+        uint64_t done = chapoly_batch_text_len(b, i);
+
         if (inl[i] == 0)
             continue;
         if (in[i] == NULL || out[i] == NULL) {
@@ -262,7 +255,7 @@ static int check_text(const aead_pipeline *p, unsigned char **out, const size_t 
                         inl[i]);
             return 0;
         }
-        if (inl[i] > CHAPOLY_AEAD_MAX_TEXT - p->text_len[i]) {
+        if (inl[i] > CHAPOLY_AEAD_MAX_TEXT - done) {
             CHAPOLY_ERR(PROV_R_LENGTH_TOO_LARGE, "pipe %zu: message exceeds the "
                         "ChaCha20-Poly1305 limit of 2^38 - 64 bytes", i);
             return 0;
@@ -271,7 +264,7 @@ static int check_text(const aead_pipeline *p, unsigned char **out, const size_t 
             CHAPOLY_ERR(PROV_R_INVALID_DATA, "pipe %zu: partially overlapping buffers", i);
             return 0;
         }
-        if (!p->enc && p->text_len[i] > 0 && out[i] != p->out_start[i] + p->text_len[i]) {
+        if (!c->enc && done > 0 && out[i] != p->out_start[i] + done) {
             CHAPOLY_ERR(PROV_R_INVALID_DATA,
                         "pipe %zu: decrypted text must continue where the pipe's previous "
                         "update ended (so a failed final can wipe all of it)", i);
@@ -284,10 +277,16 @@ static int check_text(const aead_pipeline *p, unsigned char **out, const size_t 
 int aead_pipeline_update(void *vctx, size_t numpipes, unsigned char **out, size_t *outl,
                          const size_t *outsize, const unsigned char **in, const size_t *inl)
 {
-    aead_pipeline *p = ((aead_ctx *)vctx)->pipe;
+    aead_ctx *c = vctx;
+    const aead_step *s = aead_lookup(c, out == NULL ? EV_PIPE_AAD : EV_PIPE_TEXT);
+    aead_pipeline *p = c->pipe;
+    chapoly_batch *b;
 
-    if (!pipeline_ready(p, numpipes, "pipeline update"))
-        return 0;
+    if (s->why != WHY_NONE)
+        return aead_refuse(c, s);
+    b = batch_of(p);
+    if (numpipes != b->n)
+        return refuse_numpipes(p, numpipes, "pipeline update");
     if (outl == NULL || inl == NULL || in == NULL) {
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "pipeline update: NULL array of %s",
                     outl == NULL ? "output lengths" : inl == NULL ? "input lengths" : "inputs");
@@ -296,22 +295,20 @@ int aead_pipeline_update(void *vctx, size_t numpipes, unsigned char **out, size_
     if (out == NULL) {
         if (!check_aad(p, in, inl))
             return 0;
-        chapoly_batch_aad(p->batch, in, inl);
+        chapoly_batch_aad(b, in, inl);
         for (size_t i = 0; i < numpipes; i++)
             outl[i] = inl[i]; /* as the default provider reports AAD */
-        p->state = PIPE_AAD;
-        return 1;
+    } else {
+        if (!check_text(c, out, outsize, in, inl))
+            return 0;
+        for (size_t i = 0; i < numpipes; i++) {
+            if (chapoly_batch_text_len(b, i) == 0)
+                p->out_start[i] = out[i];
+            outl[i] = inl[i];
+        }
+        chapoly_batch_text(b, out, in, inl, c->enc);
     }
-    if (!check_text(p, out, outsize, in, inl))
-        return 0;
-    chapoly_batch_text(p->batch, out, in, inl, p->enc);
-    for (size_t i = 0; i < numpipes; i++) {
-        if (p->text_len[i] == 0)
-            p->out_start[i] = out[i];
-        p->text_len[i] += inl[i];
-        outl[i] = inl[i];
-    }
-    p->state = PIPE_TEXT;
+    c->state = (enum aead_state)s->next;
     return 1;
 }
 
@@ -319,39 +316,43 @@ int aead_pipeline_update(void *vctx, size_t numpipes, unsigned char **out, size_
 int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out, size_t *outl,
                         const size_t *outsize)
 {
-    aead_pipeline *p = ((aead_ctx *)vctx)->pipe;
+    aead_ctx *c = vctx;
+    aead_pipeline *p = c->pipe;
+    const aead_step *s = aead_lookup(c, c->enc ? EV_PIPE_SEAL
+                                     : p != NULL && p->tags_set ? EV_PIPE_OPEN : EV_PIPE_NO_TAG);
     uint8_t calc[CHAPOLY_MAX_PIPES][POLY1305_TAG_BYTES];
+    chapoly_batch *b;
     int ok = 1;
     size_t bad = 0;
 
     (void)out;
     (void)outsize;
-    if (!pipeline_ready(p, numpipes, "pipeline final") || outl == NULL) {
-        if (outl == NULL && chapoly_pipeline_active(p) && p->state != PIPE_DONE &&
-            numpipes == p->numpipes)
+    if (s->why != WHY_NONE) {
+        if (s->why == WHY_PIPE_NO_TAG) /* PIPE_FAIL */
+            fail_decrypt(c);
+        return aead_refuse(c, s);
+    }
+    b = batch_of(p);
+    if (numpipes != b->n || outl == NULL) {
+        if (numpipes != b->n)
+            refuse_numpipes(p, numpipes, "pipeline final");
+        else
             CHAPOLY_ERR(PROV_R_INVALID_DATA, "pipeline final: NULL array of output lengths");
-        if (chapoly_pipeline_active(p) && p->state != PIPE_DONE && !p->enc)
-            fail_decrypt(p);
+        if (!c->enc)
+            fail_decrypt(c); /* as PIPE_FAIL */
         return 0;
     }
     for (size_t i = 0; i < numpipes; i++)
         outl[i] = 0;
-    if (!p->enc && !p->tags_set) {
-        CHAPOLY_ERR(PROV_R_TAG_NOT_SET,
-                    "decryption needs the expected tags (\"pipeline-tag\") before final; "
-                    "every pipe's plaintext is wiped");
-        fail_decrypt(p);
-        return 0;
-    }
+    c->state = (enum aead_state)s->next; /* FIN, the only other outcome: ST_PIPE_DONE */
+    c->tag_set = 0;
     /* a batch of numpipes seals or opens (failed ones too), as many AEAD messages */
-    chapoly_count_aead(((aead_ctx *)vctx)->pc, p->enc, numpipes, CHAPOLY_CTR_PIPELINE_BATCHES);
-    if (p->enc) { /* the tags go out as they are: straight to their buffer */
-        chapoly_batch_finish(p->batch, p->tags);
-        p->tags_ready = 1;
-        p->state = PIPE_DONE;
+    chapoly_count_aead(c->pc, c->enc, numpipes, CHAPOLY_CTR_PIPELINE_BATCHES);
+    if (c->enc) { /* the tags go out as they are: straight to their buffer */
+        chapoly_batch_finish(b, p->tags);
         return 1;
     }
-    chapoly_batch_finish(p->batch, calc); /* the messages are done (finish wiped them) */
+    chapoly_batch_finish(b, calc); /* the messages are done (finish wiped them) */
     /* Every pipe is compared (no early exit); the verdicts are public. */
     for (size_t i = 0; i < numpipes; i++) {
         int eq = CRYPTO_memcmp(calc[i], p->tags[i], p->taglen) == 0;
@@ -369,7 +370,6 @@ int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out, size_t
     OPENSSL_cleanse(p->tags, numpipes * sizeof(p->tags[0]));
     p->tags_set = 0;
     OPENSSL_cleanse(calc, numpipes * sizeof(calc[0]));
-    p->state = PIPE_DONE;
     return ok;
 }
 
@@ -392,7 +392,7 @@ static int tag_array(const aead_pipeline *p, const OSSL_PARAM *param, unsigned c
         return 0;
     }
     *tags = (unsigned char **)ptr;
-    for (size_t i = 0; i < p->numpipes; i++) {
+    for (size_t i = 0; i < batch_of(p)->n; i++) {
         if ((*tags)[i] == NULL) {
             CHAPOLY_ERR(PROV_R_INVALID_DATA, "pipe %zu: NULL tag buffer", i);
             return 0;
@@ -401,46 +401,48 @@ static int tag_array(const aead_pipeline *p, const OSSL_PARAM *param, unsigned c
     return 1;
 }
 
-int chapoly_pipeline_get_tags(aead_pipeline *p, OSSL_PARAM *param)
+int chapoly_pipeline_get_tags(aead_ctx *c, OSSL_PARAM *param)
 {
+    aead_pipeline *p = c->pipe;
     unsigned char **tags;
     size_t taglen;
 
-    if (!chapoly_pipeline_active(p)) {
+    if (!aead_in_pipeline(c)) {
         CHAPOLY_ERR(PROV_R_TAG_NOT_SET, "\"pipeline-tag\": no pipeline on this context");
         return 0;
     }
-    if (!p->enc || !p->tags_ready) {
+    if (!c->enc || c->state != ST_PIPE_DONE) {
         CHAPOLY_ERR(PROV_R_TAG_NOT_SET,
-                    p->enc ? "the pipeline tags are available only after a successful final"
+                    c->enc ? "the pipeline tags are available only after a successful final"
                            : "the pipeline tags cannot be read when decrypting");
         return 0;
     }
     if (!tag_array(p, param, &tags, &taglen))
         return 0;
-    for (size_t i = 0; i < p->numpipes; i++)
+    for (size_t i = 0; i < batch_of(p)->n; i++)
         memcpy(tags[i], p->tags[i], taglen);
     param->return_size = taglen;
     return 1;
 }
 
-int chapoly_pipeline_set_tags(aead_pipeline *p, const OSSL_PARAM *param)
+int chapoly_pipeline_set_tags(aead_ctx *c, const OSSL_PARAM *param)
 {
+    aead_pipeline *p = c->pipe;
     unsigned char **tags;
     size_t taglen;
 
-    if (!chapoly_pipeline_active(p) || p->state == PIPE_DONE) {
+    if (!aead_in_pipeline(c) || c->state == ST_PIPE_DONE) {
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED,
                     "\"pipeline-tag\": no pipeline in progress on this context");
         return 0;
     }
-    if (p->enc) {
+    if (c->enc) {
         CHAPOLY_ERR(PROV_R_TAG_NOT_NEEDED, "pipeline tags are not set when encrypting");
         return 0;
     }
     if (!tag_array(p, param, &tags, &taglen))
         return 0;
-    for (size_t i = 0; i < p->numpipes; i++)
+    for (size_t i = 0; i < batch_of(p)->n; i++)
         memcpy(p->tags[i], tags[i], taglen);
     p->taglen = taglen;
     p->tags_set = 1;

@@ -45,6 +45,11 @@ enum aead_state {
     ST_TEXT,      /* text processed */
     ST_TLS,       /* TLS 1.2 record mode: the IV is the fixed IV of records */
     ST_RECORD,    /* ... and a "tlsaad" waits for its record */
+    /* pipeline mode (OpenSSL 3.5, aead_pipeline.c): from ST_PIPE on */
+    ST_PIPE,      /* a batch under the key and the IVs, nothing processed yet */
+    ST_PIPE_AAD,  /* AAD processed */
+    ST_PIPE_TEXT, /* text processed */
+    ST_PIPE_DONE, /* finalised (encrypting: the tags can be read), or failed */
     AEAD_NSTATES
 };
 
@@ -64,6 +69,11 @@ enum aead_event {
     EV_OPEN,       /* final, decrypting, expected tag set */
     EV_NO_TAG,     /* final, decrypting, no expected tag */
     EV_PIPELINE,   /* pipeline init (OpenSSL 3.5) */
+    EV_PIPE_AAD,   /* pipeline update with out == NULL: AAD */
+    EV_PIPE_TEXT,  /* pipeline update with out != NULL: text */
+    EV_PIPE_SEAL,  /* pipeline final, encrypting */
+    EV_PIPE_OPEN,  /* pipeline final, decrypting, expected tags set */
+    EV_PIPE_NO_TAG, /* pipeline final, decrypting, no expected tags */
     AEAD_NEVENTS
 };
 
@@ -74,22 +84,28 @@ enum aead_action {
     ACT_DROP,   /* the used IV is dropped with its message */
     ACT_FINISH, /* the message is finalised: an expected tag is used up */
     ACT_RECORD, /* the update is the TLS record of the last "tlsaad" (aead_tls.c) */
-    ACT_RESET   /* everything is dropped: pipeline mode */
+    ACT_RESET   /* everything is dropped (message, records, a previous batch): a pipeline */
 };
 
 /* Refusals: an OpenSSL reason code and its message (aead_state.c). */
 enum aead_why {
     WHY_NONE, WHY_NO_KEY, WHY_NO_IV, WHY_ENDED, WHY_RECORDS, WHY_AAD_LATE, WHY_NULL_IN,
-    WHY_NO_TAG, WHY_NO_FINAL, WHY_TLS_KEY, WHY_IV_USED, WHY_PIPELINE
+    WHY_NO_TAG, WHY_NO_FINAL, WHY_TLS_KEY, WHY_IV_USED, WHY_PIPELINE, WHY_NOT_PIPE,
+    WHY_PIPE_ENDED, WHY_PIPE_NO_TAG
 };
 
 typedef struct aead_step {
     uint8_t next; /* enum aead_state, also after a refusal */
     uint8_t act;  /* enum aead_action */
     uint8_t why;  /* enum aead_why: WHY_NONE, or the call is refused */
+    uint8_t pad_; /* 4 bytes: with AEAD_NCOLS a row is a shift away (every call looks one up) */
 } aead_step;
 
-extern const aead_step aead_steps[AEAD_NSTATES][AEAD_NEVENTS];
+/* Columns of a row: the events, rounded up to a power of two (the rest is never looked up). */
+#define AEAD_NCOLS 32
+_Static_assert(AEAD_NEVENTS <= AEAD_NCOLS, "every event has its column");
+
+extern const aead_step aead_steps[AEAD_NSTATES][AEAD_NCOLS];
 
 typedef struct aead_ctx {
     chapoly_provctx *pc;
@@ -135,15 +151,17 @@ static inline void aead_apply(aead_ctx *c, const aead_step *s)
 
 /*
  * Raises the refusal's error (naming the calling function, file and line)
- * and moves to its state; returns 0. aead_refuse_call: the same for update
- * and final, whose refusals in pipeline mode (where the state is always
- * ST_NEW or ST_FIXED, and the table refuses both) name the pipeline instead.
+ * and moves to its state; returns 0.
  */
-#define aead_refuse(c, s) aead_refuse_at((c), (s), 0, OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC)
-#define aead_refuse_call(c, s) \
-    aead_refuse_at((c), (s), 1, OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC)
-CHAPOLY_COLD int aead_refuse_at(aead_ctx *c, const aead_step *s, int call, const char *file,
-                                int line, const char *func);
+#define aead_refuse(c, s) aead_refuse_at((c), (s), OPENSSL_FILE, OPENSSL_LINE, OPENSSL_FUNC)
+CHAPOLY_COLD int aead_refuse_at(aead_ctx *c, const aead_step *s, const char *file, int line,
+                                const char *func);
+
+/* Pipeline mode: the states from ST_PIPE on. */
+static inline int aead_in_pipeline(const aead_ctx *c)
+{
+    return c->state >= ST_PIPE;
+}
 
 /* ---- the other AEAD files' functions ---- */
 
@@ -163,7 +181,12 @@ int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl, size_t outsiz
 int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p);
 int aead_set_tls_fixed_iv(aead_ctx *c, const OSSL_PARAM *p);
 
-/* aead_pipeline.c: the pipeline functions (3.0's headers have no types for them) */
+/*
+ * aead_pipeline.c: the pipeline functions (3.0's headers have no types for
+ * them), and leaving pipeline mode (an ordinary init: everything the
+ * pipeline held wiped, then ST_NEW).
+ */
+void aead_pipeline_leave(aead_ctx *c);
 int aead_pipeline_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
                                size_t numpipes, const unsigned char **iv, size_t ivlen,
                                const OSSL_PARAM params[]);

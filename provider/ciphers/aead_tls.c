@@ -97,12 +97,17 @@ int aead_set_tls_aad(aead_ctx *c, const OSSL_PARAM *p)
 /* "tlsivfixed": the fixed IV of the records; with a key, record mode starts. */
 int aead_set_tls_fixed_iv(aead_ctx *c, const OSSL_PARAM *p)
 {
+    const aead_step *s;
+
     if (c->ivlen != CHACHA20_NONCE_BYTES || p->data_type != OSSL_PARAM_OCTET_STRING ||
         p->data == NULL || p->data_size != CHACHA20_NONCE_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "fixed TLS IV must be 12 bytes");
         return 0;
     }
+    s = aead_lookup(c, EV_FIXED_IV);
+    if (s->why != WHY_NONE) /* pipeline mode */
+        return aead_refuse(c, s);
     memcpy(c->iv, p->data, CHACHA20_NONCE_BYTES);
-    aead_apply(c, aead_lookup(c, EV_FIXED_IV));
+    aead_apply(c, s);
     return 1;
 }

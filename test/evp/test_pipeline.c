@@ -17,6 +17,9 @@
  *    pipeline without EVP_CIPHER_CTX_reset (EVP then passes numpipes 0);
  *  - a pipeline init whose parameters fail (called on the provider directly:
  *    EVP passes none) leaves the context out of pipeline mode;
+ *  - one context for batches of changing numpipes (no cipher at re-init):
+ *    the same bytes; the TLS record parameters refused in pipeline mode;
+ *  - memory (allocations, what freed blocks hold): test_pipeline_memory.c;
  *  - statistics: a finalised batch of N is one chapoly-pipeline-batches and N
  *    AEAD messages (N seals or N opens, failed opens included); a batch
  *    never finalised or refused before its tags are computed counts nothing;
@@ -32,183 +35,8 @@
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include <openssl/provider.h>
+#include "pipeline_helpers.h"
 #include "test_common.h"
-
-#define MAXP 32
-#define TAGLEN 16
-
-typedef struct {
-    const char *name;
-    size_t ivlen;
-    EVP_CIPHER *ours, *dflt; /* dflt NULL: the default provider lacks it */
-} aead;
-
-/* One batch of numpipes messages and the buffers the pipeline writes. */
-typedef struct {
-    size_t n;
-    uint8_t key[32];
-    uint8_t iv[MAXP][24];
-    uint8_t *aad[MAXP], *pt[MAXP], *ct[MAXP], *out[MAXP];
-    size_t aadl[MAXP], len[MAXP];
-    uint8_t tag[MAXP][TAGLEN];
-} batch;
-
-static void batch_free(batch *b)
-{
-    for (size_t i = 0; i < MAXP; i++) {
-        free(b->aad[i]);
-        free(b->pt[i]);
-        free(b->ct[i]);
-        free(b->out[i]);
-    }
-    memset(b, 0, sizeof(*b));
-}
-
-static size_t pick_text_len(void)
-{
-    size_t r = t_rand_below(40);
-
-    if (r == 0)
-        return 16384;
-    if (r == 1)
-        return 70000;
-    if (r < 6)
-        return t_rand_below(17); /* 0..16 */
-    return t_rand_below(2049);
-}
-
-static void batch_make(batch *b, size_t n, size_t ivlen, int longs)
-{
-    memset(b, 0, sizeof(*b));
-    b->n = n;
-    t_rand_bytes(b->key, sizeof(b->key));
-    for (size_t i = 0; i < n; i++) {
-        t_rand_bytes(b->iv[i], ivlen);
-        b->len[i] = pick_text_len();
-        if (!longs && b->len[i] > 2048)
-            b->len[i] = t_rand_below(2049);
-        b->aadl[i] = t_rand_below(8) == 0 ? 0 : t_rand_below(t_rand_below(4) == 0 ? 400 : 40);
-        b->aad[i] = t_xmalloc(b->aadl[i]);
-        b->pt[i] = t_xmalloc(b->len[i]);
-        b->ct[i] = t_xmalloc(b->len[i]);
-        b->out[i] = t_xmalloc(b->len[i]);
-        t_rand_bytes(b->aad[i], b->aadl[i]);
-        t_rand_bytes(b->pt[i], b->len[i]);
-    }
-}
-
-/* One message through the ordinary EVP calls. */
-static int single(EVP_CIPHER *c, int enc, const uint8_t *key, const uint8_t *iv,
-                  const uint8_t *aad, size_t aadl, const uint8_t *in, size_t len, uint8_t *out,
-                  uint8_t tag[TAGLEN])
-{
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    int ok, outl = 0;
-
-    ok = ctx != NULL && EVP_CipherInit_ex2(ctx, c, key, iv, enc, NULL);
-    if (ok && aadl > 0)
-        ok = EVP_CipherUpdate(ctx, NULL, &outl, aad, (int)aadl);
-    if (ok && len > 0)
-        ok = EVP_CipherUpdate(ctx, out, &outl, in, (int)len);
-    if (ok && !enc)
-        ok = t_set_tag(ctx, tag, TAGLEN);
-    if (ok)
-        ok = EVP_CipherFinal_ex(ctx, out + len, &outl);
-    if (ok && enc)
-        ok = t_get_tag(ctx, tag, TAGLEN);
-    EVP_CIPHER_CTX_free(ctx);
-    return ok;
-}
-
-static int get_tags(EVP_CIPHER_CTX *ctx, uint8_t **tags, size_t taglen)
-{
-    void *p = tags;
-    OSSL_PARAM params[2] = { OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, &p,
-                                                  taglen),
-                             OSSL_PARAM_END };
-
-    return EVP_CIPHER_CTX_get_params(ctx, params);
-}
-
-static int set_tags(EVP_CIPHER_CTX *ctx, uint8_t **tags, size_t taglen)
-{
-    void *p = tags;
-    OSSL_PARAM params[2] = { OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, &p,
-                                                  taglen),
-                             OSSL_PARAM_END };
-
-    return EVP_CIPHER_CTX_set_params(ctx, params);
-}
-
-/*
- * The pipeline over b: enc seals pt into out (or in place: pt copied to out
- * first) and reads the tags into tag; decryption opens ct into out with tag.
- * split: AAD and text over several updates (decryption: contiguous).
- */
-static int pipeline(EVP_CIPHER *c, size_t ivlen, batch *b, int enc, int inplace, int split)
-{
-    EVP_CIPHER_CTX *ctx = EVP_CIPHER_CTX_new();
-    const unsigned char *ivs[MAXP], *in[MAXP];
-    unsigned char *out[MAXP], *tags[MAXP];
-    size_t inl[MAXP], outl[MAXP], outsize[MAXP], done[MAXP] = { 0 };
-    int ok;
-
-    for (size_t i = 0; i < b->n; i++) {
-        ivs[i] = b->iv[i];
-        tags[i] = b->tag[i];
-        if (inplace)
-            memcpy(b->out[i], enc ? b->pt[i] : b->ct[i], b->len[i]);
-    }
-    ok = ctx != NULL && (enc ? EVP_CipherPipelineEncryptInit(ctx, c, b->key, 32, b->n, ivs, ivlen)
-                             : EVP_CipherPipelineDecryptInit(ctx, c, b->key, 32, b->n, ivs, ivlen));
-    /* AAD: one update, or first a prefix then the rest */
-    for (int round = 0; ok && round < (split ? 2 : 1); round++) {
-        for (size_t i = 0; i < b->n; i++) {
-            size_t cut = split ? b->aadl[i] / 3 : b->aadl[i];
-
-            in[i] = b->aad[i] + (round ? cut : 0);
-            inl[i] = round ? b->aadl[i] - cut : cut;
-        }
-        ok = EVP_CipherPipelineUpdate(ctx, NULL, outl, NULL, in, inl);
-        for (size_t i = 0; ok && i < b->n; i++)
-            T_OK(outl[i] == inl[i], "AAD outl %zu for %zu", outl[i], inl[i]);
-    }
-    if (ok && !enc)
-        ok = set_tags(ctx, tags, TAGLEN);
-    /* text: one update, or three of uneven sizes */
-    for (int round = 0; ok && round < (split ? 3 : 1); round++) {
-        for (size_t i = 0; i < b->n; i++) {
-            size_t take = b->len[i] - done[i];
-
-            if (split && round == 0)
-                take = take / 5 + (take > 70 ? 3 : 0);
-            else if (split && round == 1)
-                take = take / 2;
-            in[i] = (inplace ? b->out[i] : enc ? b->pt[i] : b->ct[i]) + done[i];
-            out[i] = b->out[i] + done[i];
-            inl[i] = take;
-            outsize[i] = take;
-        }
-        ok = EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl);
-        for (size_t i = 0; ok && i < b->n; i++) {
-            T_OK(outl[i] == inl[i], "text outl %zu for %zu", outl[i], inl[i]);
-            done[i] += inl[i];
-        }
-    }
-    if (ok) {
-        for (size_t i = 0; i < b->n; i++) {
-            out[i] = b->out[i] + b->len[i];
-            outsize[i] = 0;
-        }
-        ok = EVP_CipherPipelineFinal(ctx, out, outl, outsize);
-        for (size_t i = 0; ok && i < b->n; i++)
-            T_OK(outl[i] == 0, "final outl %zu", outl[i]);
-    }
-    if (ok && enc)
-        ok = get_tags(ctx, tags, TAGLEN);
-    EVP_CIPHER_CTX_free(ctx);
-    return ok;
-}
 
 static void test_can_pipeline(const aead *a)
 {
@@ -688,6 +516,81 @@ static void test_copy(const aead *a)
     batch_free(&b);
 }
 
+/*
+ * One context for batches of changing size (an init with no cipher: EVP
+ * keeps the context and takes the new numpipes): the pipeline's memory is
+ * made again for more pipes and kept for fewer; every batch equals the
+ * single seals, and a second kept context opens it. AAD up to 400 bytes:
+ * some pipes' AAD overflows the core's buffer before the key block.
+ */
+static void test_regrow(const aead *a)
+{
+    static const size_t ns[] = { 3, 32, 1, 17, 32, 2, 9 };
+    EVP_CIPHER_CTX *ec = EVP_CIPHER_CTX_new(), *dc = EVP_CIPHER_CTX_new();
+    uint8_t ref[TAGLEN];
+
+    for (size_t k = 0; k < sizeof(ns) / sizeof(ns[0]); k++) {
+        batch b;
+
+        batch_make(&b, ns[k], a->ivlen, k & 1);
+        if (!T_OK(pipeline_on(ec, k == 0 ? a->ours : NULL, a->ivlen, &b, 1, 0, (int)(k & 1)),
+                  "%s: kept-context seal of %zu after %zu failed", a->name, ns[k],
+                  k ? ns[k - 1] : 0)) {
+            ERR_print_errors_fp(stderr);
+            batch_free(&b);
+            continue;
+        }
+        for (size_t i = 0; i < b.n; i++) {
+            uint8_t *exp = t_xmalloc(b.len[i] + 16);
+
+            T_OK(single(a->ours, 1, b.key, b.iv[i], b.aad[i], b.aadl[i], b.pt[i], b.len[i],
+                        exp, ref), "single seal");
+            T_EQ_MEM(exp, b.out[i], b.len[i], "%s: kept context, %zu pipes after %zu, pipe %zu: "
+                     "ciphertext", a->name, ns[k], k ? ns[k - 1] : 0, i);
+            T_EQ_MEM(ref, b.tag[i], TAGLEN, "%s: kept context, %zu pipes after %zu, pipe %zu: "
+                     "tag", a->name, ns[k], k ? ns[k - 1] : 0, i);
+            memcpy(b.ct[i], b.out[i], b.len[i]);
+            memset(b.out[i], 0, b.len[i]);
+            free(exp);
+        }
+        T_OK(pipeline_on(dc, k == 0 ? a->ours : NULL, a->ivlen, &b, 0, 1, !(k & 1)),
+             "%s: kept-context open of %zu failed", a->name, ns[k]);
+        for (size_t i = 0; i < b.n; i++)
+            T_EQ_MEM(b.out[i], b.pt[i], b.len[i], "%s: kept-context open, %zu pipes, pipe %zu",
+                     a->name, ns[k], i);
+        batch_free(&b);
+    }
+    EVP_CIPHER_CTX_free(ec);
+    EVP_CIPHER_CTX_free(dc);
+}
+
+/* The TLS record parameters are refused in pipeline mode, and the batch goes on. */
+static void test_tls_params(const aead *a)
+{
+    uint8_t key[32] = { 7 }, iv[MAXP][24] = { { 1 } }, fixed[12] = { 3 }, tlsaad[13] = { 0 };
+    uint8_t buf[2][40] = { { 0 } }, tagbuf[2][TAGLEN];
+    const unsigned char *in[2] = { buf[0], buf[1] };
+    unsigned char *out[2] = { buf[0], buf[1] }, *tags[2] = { tagbuf[0], tagbuf[1] };
+    size_t inl[2] = { 40, 40 }, outl[2], outsize[2] = { 40, 40 };
+    EVP_CIPHER_CTX *ctx;
+    OSSL_PARAM p[2] = { OSSL_PARAM_END, OSSL_PARAM_END };
+
+    iv[1][0] = 2;
+    if ((ctx = pipe_ctx(a, 1, 2, key, iv)) == NULL)
+        return;
+    p[0] = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED, fixed,
+                                             sizeof(fixed));
+    T_REJECT(EVP_CIPHER_CTX_set_params(ctx, p), "%s: tlsivfixed in pipeline mode", a->name);
+    tlsaad[11] = 40;
+    p[0] = OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TLS1_AAD, tlsaad,
+                                             sizeof(tlsaad));
+    T_REJECT(EVP_CIPHER_CTX_set_params(ctx, p), "%s: tlsaad in pipeline mode", a->name);
+    T_OK(EVP_CipherPipelineUpdate(ctx, out, outl, outsize, in, inl) &&
+             EVP_CipherPipelineFinal(ctx, out, outl, outsize) && get_tags(ctx, tags, TAGLEN),
+         "%s: the batch after refused TLS parameters", a->name);
+    EVP_CIPHER_CTX_free(ctx);
+}
+
 /* ---- statistics ---- */
 
 enum { C_MSGS, C_SEALS, C_OPENS, C_TLS, C_CC_CALLS, C_CC_BYTES, C_MACS, C_BATCHES, NCTR };
@@ -835,6 +738,8 @@ int main(void)
         test_misuse(a);
         test_init_params_fail(a);
         test_copy(a);
+        test_regrow(a);
+        test_tls_params(a);
         test_counters(a);
     }
     for (int i = 0; i < 2; i++) {
