@@ -54,8 +54,13 @@ CHAPOLY_INLINE uint64_t value_barrier_u64(uint64_t v)
  * elsewhere. Not ASan-instrumented (redzones would move the
  * array away from the frame). Keep the calling function free of a large
  * frame of its own: the scrub may become a tail call made after that frame
- * is popped, which lifts it by the frame's size. test_secrets checks the
- * dead stack after every kernel call.
+ * is popped, which lifts it by the frame's size. In AVX objects built by
+ * clang 14 the array's top ends 48 or 64 bytes below the caller's stack
+ * pointer (the frame is realigned to 32 with a 32-byte unit unused above
+ * the array): a callee frame that is not realigned and parks a secret in
+ * its top slots needs an inline-asm scrub below the stack pointer instead
+ * (chacha20_avx512.c).
+ * test_secrets checks the dead stack after every kernel call.
  */
 #if defined(__GNUC__) || defined(__clang__)
 #define CHAPOLY_NOINLINE __attribute__((noinline))
