@@ -12,7 +12,10 @@
  *   level           CHAPOLY_KERNEL   default provider (OPENSSL_ia32cap)
  *   auto            unset            unlimited (unset)
  *   avx2            avx2             :~0xC0230000 (no AVX-512: as bench_evp --avx2)
- *   avx512vl, avx512-noifma, avx512, neon, portable
+ *   avx512vl        avx512vl         :~0x10000 (AVX512F cleared: what OpenSSL itself
+ *                                    does on Skylake-X, where this level is the best)
+ *   avx512-noifma   avx512-noifma    :~0x200000 (IFMA cleared)
+ *   avx512, neon, portable
  *                   the level        unlimited (unset)
  *
  * A child whose chapoly does not run the level asked for (the CPU lacks it)
@@ -311,6 +314,10 @@ static void set_level_env(const char *level)
         ok = setenv("CHAPOLY_KERNEL", level, 1) == 0;
     if (strcmp(level, "avx2") == 0)
         ok = ok && setenv("OPENSSL_ia32cap", SWEEP_AVX2_IA32CAP, 1) == 0;
+    else if (strcmp(level, "avx512vl") == 0)
+        ok = ok && setenv("OPENSSL_ia32cap", SWEEP_AVX512VL_IA32CAP, 1) == 0;
+    else if (strcmp(level, "avx512-noifma") == 0)
+        ok = ok && setenv("OPENSSL_ia32cap", SWEEP_NOIFMA_IA32CAP, 1) == 0;
     else
         ok = ok && unsetenv("OPENSSL_ia32cap") == 0;
     if (!ok)

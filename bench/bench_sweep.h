@@ -23,6 +23,14 @@
 #define SWEEP_MAX_LEVELS 8
 /* OpenSSL's capability mask without AVX-512 (bench_evp --avx2 uses the same). */
 #define SWEEP_AVX2_IA32CAP ":~0xC0230000"
+/* AVX512F cleared, VL kept: the mask OpenSSL's own CPU probe applies on
+ * Skylake-X/Cascade Lake (family 6 model 0x55), the CPUs chapoly's best level
+ * is avx512vl on; its ChaCha20 then runs ymm (ChaCha20_avx512vl), its
+ * Poly1305 AVX2. */
+#define SWEEP_AVX512VL_IA32CAP ":~0x10000"
+/* IFMA cleared: a CPU (or a VM's CPU model) with AVX-512 F/VL/BW/DQ but no
+ * IFMA, where OpenSSL's Poly1305 runs its zmm base 2^26 code. */
+#define SWEEP_NOIFMA_IA32CAP ":~0x200000"
 
 /*
  * The CSV's columns, in order (bench_sweep_report.c reads them by name; the

@@ -130,20 +130,27 @@ static const struct level {
     const chapoly_kernels *table;
     unsigned uses; /* U_* */
     unsigned poly_batch;
+    unsigned serves; /* CHAPOLY_SERVE_* (kernels.h, chapoly_kernels_serves) */
 } levels[] = {
-    { "portable", 0, &chapoly_kernels_portable_table, U_ALL, 0 },
+    { "portable", 0, &chapoly_kernels_portable_table, U_ALL, 0, CHAPOLY_SERVE_XCHACHA },
 #ifdef CHAPOLY_HAVE_AVX2
-    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD | U_POLY, 4 },
+    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD | U_POLY, 4,
+      CHAPOLY_SERVE_ALL },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_ALL | U_ONE | U_POLY, 4 },
+    /* Skylake-X: OpenSSL clears AVX512F there too, so its Poly1305 is AVX2 as well */
+    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_ALL | U_ONE | U_POLY, 4,
+      CHAPOLY_SERVE_ALL },
+    /* AVX-512 without IFMA: OpenSSL's Poly1305 runs zmm, this level's AVX2 */
     { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma,
-      U_ALL | U_ONE | U_PAIRS | U_POLY, 4 },
+      U_ALL | U_ONE | U_PAIRS | U_POLY, 4, CHAPOLY_SERVE_XCHACHA | CHAPOLY_SERVE_CHACHA },
     { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512,
-      U_ALL | U_ONE | U_AEAD | U_PAIRS | U_POLY | U_PVEC2 | U_PKEEP | U_MULTI, 8 },
+      U_ALL | U_ONE | U_AEAD | U_PAIRS | U_POLY | U_PVEC2 | U_PKEEP | U_MULTI, 8,
+      CHAPOLY_SERVE_ALL },
 #endif
 #ifdef CHAPOLY_HAVE_NEON
-    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL | U_WIDE | U_PVEC, 4 },
+    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL | U_WIDE | U_PVEC, 4,
+      CHAPOLY_SERVE_ALL },
 #endif
 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
@@ -221,6 +228,13 @@ static const struct level *best_level(unsigned f)
 const chapoly_kernels *chapoly_kernels_best_for(unsigned f)
 {
     return best_level(f)->table;
+}
+
+unsigned chapoly_kernels_serves(const chapoly_kernels *t)
+{
+    const struct level *l = t != NULL ? level_of(t->name) : NULL;
+
+    return l != NULL ? l->serves : CHAPOLY_SERVE_XCHACHA;
 }
 
 int chapoly_kernels_known(const char *name)

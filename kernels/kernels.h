@@ -301,6 +301,21 @@ void chapoly_kernels_build(chapoly_kernels *t, const char *level, const char *pa
  */
 void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n);
 
+/*
+ * What chapoly offers when a level was picked for the CPU (config `serve =
+ * auto`, no level asked for by name): the algorithms the level beats the
+ * default provider at on the CPUs that pick it (the sweep, bench/README.md).
+ * XChaCha20-Poly1305 always (no other provider has it); portable: nothing
+ * else (OpenSSL's assembly is faster); avx512-noifma: not POLY1305 (picked
+ * on AVX-512 CPUs without IFMA, where OpenSSL's Poly1305 runs zmm code and
+ * this level's runs AVX2; its AEADs still win on the zmm ChaCha20).
+ */
+#define CHAPOLY_SERVE_XCHACHA 1u /* XChaCha20-Poly1305 */
+#define CHAPOLY_SERVE_CHACHA 2u  /* ChaCha20-Poly1305 and ChaCha20 */
+#define CHAPOLY_SERVE_MAC 4u     /* POLY1305 */
+#define CHAPOLY_SERVE_ALL 7u
+unsigned chapoly_kernels_serves(const chapoly_kernels *t);
+
 /* Names of every level compiled into this build, NULL-terminated. */
 const char *const *chapoly_kernels_compiled(void);
 

@@ -68,7 +68,7 @@ typedef struct chapoly_provctx {
     chapoly_kernels table;    /* the level, this CPU's profile, the forced paths */
     char paths[192];          /* chapoly_kernels_describe(k): the path choices in use */
     int stats;                /* counters are touched only when set */
-    int serve_all;            /* ChaCha20, ChaCha20-Poly1305, POLY1305 too (prov_config.c) */
+    unsigned serve;           /* CHAPOLY_SERVE_*: the algorithms offered (prov_config.c) */
     char *stats_file;         /* config key stats_file (with any %p), or NULL */
     struct chapoly_provctx *stats_next; /* instances counting in this process (prov_stats.c) */
     char buildinfo[576];      /* version, OpenSSL headers, kernel level and its features,

@@ -211,29 +211,33 @@ static const char *kernel_request(const char *cfg_kernel, const char **where)
 }
 
 /*
- * Never slower than the default provider: where only the portable level runs
- * (no SIMD kernel for this CPU, or a CHAPOLY_SIMD=OFF build), OpenSSL's own
- * assembly beats it for ChaCha20, ChaCha20-Poly1305 and POLY1305, so chapoly
- * offers only XChaCha20-Poly1305, which no other provider has, and a
- * `?provider=chapoly` preference falls through to the default provider for
- * the rest. `serve = all`, or the portable level asked for by name (config
- * `kernel = portable`, CHAPOLY_KERNEL=portable), offers all four. A bad
- * value of `serve` is reported once and means the default ("auto").
+ * Never slower than the default provider: chapoly offers what the level it
+ * picked for this CPU beats the default provider at there
+ * (chapoly_kernels_serves): where only the portable level runs (no SIMD
+ * kernel for this CPU, or a CHAPOLY_SIMD=OFF build), OpenSSL's own assembly
+ * beats it for ChaCha20, ChaCha20-Poly1305 and POLY1305, so chapoly offers
+ * only XChaCha20-Poly1305, which no other provider has; at avx512-noifma
+ * (AVX-512 without IFMA) it leaves POLY1305 out. A `?provider=chapoly`
+ * preference then falls through to the default provider for the rest.
+ * `serve = all`, or a level asked for by name (config `kernel`,
+ * CHAPOLY_KERNEL), offers all four. A bad value of `serve` is reported once
+ * and means the default ("auto").
  */
-static int serve_all_setting(const char *cfg_serve, const char *cfg_kernel,
-                             const chapoly_kernels *k)
+static unsigned serve_setting(const char *cfg_serve, const char *cfg_kernel,
+                              const chapoly_kernels *k)
 {
-    int all = 0;
+    const char *asked = kernel_request(cfg_kernel, NULL);
 
     if (cfg_serve != NULL) {
         if (strcasecmp(cfg_serve, "all") == 0)
-            all = 1;
-        else if (strcasecmp(cfg_serve, "auto") != 0 && first_time(&warned_serve))
+            return CHAPOLY_SERVE_ALL;
+        if (strcasecmp(cfg_serve, "auto") != 0 && first_time(&warned_serve))
             fprintf(stderr, "chapoly: config key \"serve\": unrecognised value \"%s\" (use all "
                             "or auto); treated as auto\n", cfg_serve);
     }
-    return all || strcmp(k->name, "portable") != 0 ||
-           strcmp(kernel_request(cfg_kernel, NULL), "portable") == 0;
+    if (strcmp(asked, k->name) == 0) /* the level asked for by name, and granted */
+        return CHAPOLY_SERVE_ALL;
+    return chapoly_kernels_serves(k);
 }
 
 static void report_kernel(const char *cfg_kernel, const char *warning, const chapoly_kernels *k)
@@ -300,5 +304,5 @@ void chapoly_config_apply(chapoly_provctx *pc, const chapoly_config *cfg)
     pc->stats = stats_setting(cfg->value[CHAPOLY_CFG_STATS]);
     if (pc->stats && stats_file != NULL && *stats_file != '\0')
         pc->stats_file = OPENSSL_strdup(stats_file); /* NULL: no file, silently */
-    pc->serve_all = serve_all_setting(cfg->value[CHAPOLY_CFG_SERVE], kernel, pc->k);
+    pc->serve = serve_setting(cfg->value[CHAPOLY_CFG_SERVE], kernel, pc->k);
 }

@@ -35,7 +35,7 @@ static const OSSL_ALGORITHM chapoly_ciphers[] = {
     { NULL, NULL, NULL, NULL }
 };
 
-/* Without serve_all (prov_config.c, serve_all_setting): what no other provider has. */
+/* Without CHAPOLY_SERVE_CHACHA (prov_config.c, serve_setting): what no other provider has. */
 static const OSSL_ALGORITHM chapoly_ciphers_xchacha_only[] = {
     XCHACHA20_POLY1305_ALGORITHM,
     { NULL, NULL, NULL, NULL }
@@ -51,14 +51,14 @@ static const OSSL_ALGORITHM *chapoly_query(void *provctx, int operation_id,
                                            int *no_cache)
 {
     const chapoly_provctx *pc = provctx;
-    int all = pc != NULL && pc->serve_all; /* fixed at init: cacheable */
+    unsigned serve = pc != NULL ? pc->serve : CHAPOLY_SERVE_XCHACHA; /* fixed at init: cacheable */
 
     *no_cache = 0;
     switch (operation_id) {
     case OSSL_OP_CIPHER:
-        return all ? chapoly_ciphers : chapoly_ciphers_xchacha_only;
+        return (serve & CHAPOLY_SERVE_CHACHA) ? chapoly_ciphers : chapoly_ciphers_xchacha_only;
     case OSSL_OP_MAC:
-        return all ? chapoly_macs : NULL;
+        return (serve & CHAPOLY_SERVE_MAC) ? chapoly_macs : NULL;
     }
     return NULL;
 }
@@ -148,10 +148,14 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
              "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s; "
              "paths: %s%s",
              pc->k->name, pc->k->features != NULL ? pc->k->features : "?", pc->paths,
-             pc->serve_all ? ""
-                           : "; serving XChaCha20-Poly1305 only: no SIMD kernel here, so "
-                             "ChaCha20, ChaCha20-Poly1305 and POLY1305 are left to the default "
-                             "provider (serve = all offers them)");
+             !(pc->serve & CHAPOLY_SERVE_CHACHA)
+                 ? "; serving XChaCha20-Poly1305 only: no SIMD kernel here, so "
+                   "ChaCha20, ChaCha20-Poly1305 and POLY1305 are left to the default "
+                   "provider (serve = all offers them)"
+             : !(pc->serve & CHAPOLY_SERVE_MAC)
+                 ? "; POLY1305 left to the default provider: its AVX-512 Poly1305 is faster "
+                   "than this level's (serve = all offers it)"
+                 : "");
     if (pc->stats)
         chapoly_stats_attach(pc);
     *provctx = pc;

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * The serving policy (provider/prov_config.c, serve_all_setting): where the
- * best kernel level is portable (no SIMD kernel for this CPU, or a
- * CHAPOLY_SIMD=OFF build), chapoly by default offers XChaCha20-Poly1305 only,
- * so a `?provider=chapoly` preference leaves ChaCha20, ChaCha20-Poly1305 and
- * POLY1305 to the default provider; buildinfo says so once. `serve = all`,
- * config `kernel = portable` and CHAPOLY_KERNEL=portable serve all four; so
- * does any SIMD level.
+ * The serving policy (provider/prov_config.c, serve_setting): chapoly offers
+ * what the level picked for the CPU beats the default provider at
+ * (chapoly_kernels_serves, whose table test_cpu_masks checks per CPU class):
+ * where the best level is portable (no SIMD kernel for this CPU, or a
+ * CHAPOLY_SIMD=OFF build), XChaCha20-Poly1305 only, so a `?provider=chapoly`
+ * preference leaves ChaCha20, ChaCha20-Poly1305 and POLY1305 to the default
+ * provider; at avx512-noifma all but POLY1305; buildinfo says which, once.
+ * `serve = all`, or a level asked for by name (config `kernel`,
+ * CHAPOLY_KERNEL), serves all four.
  *
  * Each case is a fresh OSSL_LIB_CTX with default and chapoly, loaded either
  * directly (the environment case) or from a generated config file; it fetches
@@ -30,8 +32,11 @@
 #include "test_common.h"
 
 #define ONLY_NOTE "serving XChaCha20-Poly1305 only"
+#define MAC_NOTE "POLY1305 left to the default provider"
 
 static const char *const policed[] = { "ChaCha20-Poly1305", "ChaCha20", "POLY1305" };
+static const unsigned policed_bit[] = { CHAPOLY_SERVE_CHACHA, CHAPOLY_SERVE_CHACHA,
+                                        CHAPOLY_SERVE_MAC };
 
 /* Name of the provider that answers a "?provider=chapoly" fetch of alg, or "(none)". */
 static const char *served_by(OSSL_LIB_CTX *ctx, const char *alg, char *buf, size_t n)
@@ -64,10 +69,10 @@ static size_t count(const char *s, const char *sub)
 
 /*
  * One case: CHAPOLY_KERNEL = env (NULL: unset); cnf_lines != NULL: load from
- * a config whose [chapoly_sect] holds these lines. want_all: all four from
- * chapoly, else XChaCha20-Poly1305 only.
+ * a config whose [chapoly_sect] holds these lines. want: the CHAPOLY_SERVE_*
+ * bits chapoly must answer for; the rest must come from the default provider.
  */
-static void check_case(const char *what, const char *env, const char *cnf_lines, int want_all)
+static void check_case(const char *what, const char *env, const char *cnf_lines, unsigned want)
 {
     OSSL_LIB_CTX *ctx = OSSL_LIB_CTX_new();
     OSSL_PROVIDER *def = NULL, *cp = NULL;
@@ -111,21 +116,27 @@ static void check_case(const char *what, const char *env, const char *cnf_lines,
     T_OK(OSSL_PROVIDER_get_params(cp, gp) == 1 && info != NULL && kernel != NULL,
          "%s: buildinfo and chapoly-kernel readable", what);
     for (size_t i = 0; i < sizeof(policed) / sizeof(policed[0]); i++) {
-        const char *want = want_all ? "chapoly" : "default";
+        const char *by = (want & policed_bit[i]) ? "chapoly" : "default";
 
         served_by(ctx, policed[i], buf, sizeof(buf));
-        T_OK(strcmp(buf, want) == 0, "%s: %s served by %s, want %s (kernel %s)", what,
-             policed[i], buf, want, kernel != NULL ? kernel : "?");
+        T_OK(strcmp(buf, by) == 0, "%s: %s served by %s, want %s (kernel %s)", what,
+             policed[i], buf, by, kernel != NULL ? kernel : "?");
     }
     served_by(ctx, "XChaCha20-Poly1305", buf, sizeof(buf));
     T_OK(strcmp(buf, "chapoly") == 0, "%s: XChaCha20-Poly1305 served by %s, want chapoly", what,
          buf);
-    if (info != NULL)
-        T_OK(count(info, ONLY_NOTE) == (want_all ? 0u : 1u),
-             "%s: buildinfo %s \"" ONLY_NOTE "\" (once): %s", what,
-             want_all ? "must not say" : "must say", info);
+    if (info != NULL) {
+        int only = !(want & CHAPOLY_SERVE_CHACHA), no_mac = !only && !(want & CHAPOLY_SERVE_MAC);
+
+        T_OK(count(info, ONLY_NOTE) == (only ? 1u : 0u), "%s: buildinfo %s \"" ONLY_NOTE
+             "\" (once): %s", what, only ? "must say" : "must not say", info);
+        T_OK(count(info, MAC_NOTE) == (no_mac ? 1u : 0u), "%s: buildinfo %s \"" MAC_NOTE
+             "\" (once): %s", what, no_mac ? "must say" : "must not say", info);
+    }
     printf("%-46s kernel %-13s %s\n", what, kernel != NULL ? kernel : "?",
-           want_all ? "all four" : "XChaCha20-Poly1305 only");
+           want == CHAPOLY_SERVE_ALL            ? "all four"
+           : (want & CHAPOLY_SERVE_CHACHA) != 0 ? "all but POLY1305"
+                                                : "XChaCha20-Poly1305 only");
 end:
     OSSL_PROVIDER_unload(cp);
     OSSL_PROVIDER_unload(def);
@@ -135,12 +146,14 @@ end:
 
 int main(void)
 {
-    /* the default policy: all four unless the best level here is portable */
+    /* the default policy: what the best level here serves */
     int best_portable = chapoly_kernels_best() == chapoly_kernels_portable();
-    int dflt = !best_portable;
+    unsigned dflt = chapoly_kernels_serves(chapoly_kernels_best()), all = CHAPOLY_SERVE_ALL;
     const char *absent = NULL;
 
     printf("best level here: %s\n", chapoly_kernels_best()->name);
+    T_OK(!best_portable || dflt == CHAPOLY_SERVE_XCHACHA,
+         "the portable level serves XChaCha20-Poly1305 only (%#x)", dflt);
 #ifdef CHAPOLY_TEST_ONLY_PORTABLE
     T_OK(best_portable, "a build with the portable level only: best is %s",
          chapoly_kernels_best()->name);
@@ -153,20 +166,28 @@ int main(void)
 
     check_case("no level, no config", NULL, NULL, dflt);
     check_case("CHAPOLY_KERNEL=best", "best", NULL, dflt);
-    check_case("CHAPOLY_KERNEL=portable", "portable", NULL, 1);
+    check_case("CHAPOLY_KERNEL=portable", "portable", NULL, all);
+    /* every level asked for by name, and present: all four */
+    for (const char *const *n = chapoly_kernels_compiled(); *n != NULL; n++) {
+        char what[64];
+
+        snprintf(what, sizeof(what), "CHAPOLY_KERNEL=%s", *n);
+        if (strcmp(*n, "portable") != 0 && chapoly_kernels_by_name(*n) != NULL)
+            check_case(what, *n, NULL, all);
+    }
     if (absent != NULL) {
         char what[64];
 
         snprintf(what, sizeof(what), "CHAPOLY_KERNEL=%s (absent here)", absent);
         check_case(what, absent, NULL, dflt);
     }
-    check_case("config serve = all", NULL, "serve = all", 1);
+    check_case("config serve = all", NULL, "serve = all", all);
     check_case("config serve = auto", NULL, "serve = auto", dflt);
-    check_case("config kernel = portable", NULL, "kernel = portable", 1);
+    check_case("config kernel = portable", NULL, "kernel = portable", all);
     check_case("config kernel = best", NULL, "kernel = best", dflt);
     /* the config key wins over the environment, as for the level itself */
     check_case("config kernel = best, CHAPOLY_KERNEL=portable", "portable", "kernel = best", dflt);
-    check_case("config kernel = best, serve = all", NULL, "kernel = best\nserve = all", 1);
+    check_case("config kernel = best, serve = all", NULL, "kernel = best\nserve = all", all);
     unsetenv("CHAPOLY_KERNEL");
     return t_finish("test_serve");
 }

@@ -259,8 +259,11 @@ static void check_level(const char *name)
     printf("%-13s requires 0x%04x; objects: %s\n", name, req, used);
 }
 
-/* chapoly_kernels_best_for(features) is 'want', or portable if 'want' is not compiled. */
-static void check_best(const char *what, unsigned features, const char *want)
+/*
+ * chapoly_kernels_best_for(features) is 'want', or portable if 'want' is not
+ * compiled, and offers 'serves' (CHAPOLY_SERVE_*) where it is picked so.
+ */
+static void check_best(const char *what, unsigned features, const char *want, unsigned serves)
 {
     const chapoly_kernels *k = chapoly_kernels_best_for(features), *w = table_of(want);
 
@@ -268,6 +271,8 @@ static void check_best(const char *what, unsigned features, const char *want)
         return;
     check(strcmp(k->name, w->name) == 0, "best for %s (%#x) is %s, not %s", what, features,
           k->name, want);
+    check(chapoly_kernels_serves(k) == serves, "best for %s: %s serves %#x, not %#x", what,
+          k->name, chapoly_kernels_serves(k), serves);
 }
 
 int main(void)
@@ -304,14 +309,19 @@ int main(void)
 
     chapoly_kernels_required("avx2", &avx2);
     chapoly_kernels_required("avx512vl", &avx512);
-    check_best("no SIMD", 0, "portable");
-    check_best("AVX2 only", avx2, "avx2");
-    check_best("AVX2 + IFMA bit alone", avx2 | ifma, "avx2");
-    check_best("Skylake-X/Cascade Lake", avx512 | skx, "avx512vl");
-    check_best("model 0x55 with IFMA", avx512 | ifma | skx, "avx512vl");
-    check_best("AVX-512 without IFMA", avx512, "avx512-noifma");
-    check_best("AVX-512 with IFMA", avx512 | ifma, "avx512");
-    check_best("AArch64 with ASIMD", CHAPOLY_CPU_ASIMD, "neon");
+    /* what each offers (serve = auto): all four but where the default provider is faster */
+    unsigned all = CHAPOLY_SERVE_ALL, xchacha = CHAPOLY_SERVE_XCHACHA;
+    unsigned no_mac = CHAPOLY_SERVE_XCHACHA | CHAPOLY_SERVE_CHACHA;
+
+    check_best("no SIMD", 0, "portable", xchacha);
+    check_best("AVX2 only", avx2, "avx2", all);
+    check_best("AVX2 + IFMA bit alone", avx2 | ifma, "avx2", all);
+    check_best("Skylake-X/Cascade Lake", avx512 | skx, "avx512vl", all);
+    check_best("model 0x55 with IFMA", avx512 | ifma | skx, "avx512vl", all);
+    check_best("AVX-512 without IFMA", avx512, "avx512-noifma", no_mac);
+    check_best("AVX-512 with IFMA", avx512 | ifma, "avx512", all);
+    check_best("AArch64 with ASIMD", CHAPOLY_CPU_ASIMD, "neon", all);
+    check(chapoly_kernels_serves(NULL) == xchacha, "no table serves XChaCha20-Poly1305 only");
     check(strcmp(chapoly_kernels_best()->name, chapoly_kernels_best_for(f)->name) == 0,
           "best() is not best_for(CPU)");
     printf("best here: %s\n", chapoly_kernels_best()->name);
