@@ -244,8 +244,8 @@ CHAPOLY_INLINE void wipe_ymm(__m256i *p, size_t n)
  * no scrub (test_secrets checks the dead stack after whole batches too);
  * 1 when a key block, a partial batch or row sets ran (scrub the frame).
  */
-CHAPOLY_INLINE int xor_columns_body(uint8_t *key_block, uint8_t *out, const uint8_t *in,
-                                    size_t len, const uint32_t key[8],
+CHAPOLY_INLINE int xor_columns_body(const chapoly_kernels *kt, uint8_t *key_block, uint8_t *out,
+                                    const uint8_t *in, size_t len, const uint32_t key[8],
                                     const uint32_t ctr_nonce[4])
 {
     /* the input state, broadcast once per call; park: two state words */
@@ -296,24 +296,30 @@ CHAPOLY_INLINE int xor_columns_body(uint8_t *key_block, uint8_t *out, const uint
         uint32_t cn[4] = { (uint32_t)_mm256_extract_epi32(init[12], 0), ctr_nonce[1],
                            ctr_nonce[2], ctr_nonce[3] };
 
-        rows(out, in, len, key, cn);
+        if (len > 64) /* one block: "chacha-one" (a ymm row set for it costs about two) */
+            rows(out, in, len, key, cn);
+        else if (kt->shapes.one_block_rows) {
+            _mm256_zeroupper(); /* gcc may leave the batches' uppers dirty across this call */
+            chacha20_xor_row1_avx2(out, in, len, key, cn);
+        } else
+            chacha20_xor_portable(kt, out, in, len, key, cn);
     }
     return 1;
 }
 
 static __attribute__((noinline)) int
-xor_columns(uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
-            const uint32_t ctr_nonce[4])
+xor_columns(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
+            const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    return xor_columns_body(NULL, out, in, len, key, ctr_nonce);
+    return xor_columns_body(kt, NULL, out, in, len, key, ctr_nonce);
 }
 
 /* The key block, then len > 192 bytes of text: the shapes of len + 64. */
 static __attribute__((noinline)) void
-keyblock_columns(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
-                 const uint32_t key[8], const uint32_t ctr_nonce[4])
+keyblock_columns(const chapoly_kernels *kt, uint8_t *key_block, uint8_t *out, const uint8_t *in,
+                 size_t len, const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
-    (void)xor_columns_body(key_block, out, in, len, key, ctr_nonce);
+    (void)xor_columns_body(kt, key_block, out, in, len, key, ctr_nonce);
 }
 
 /*
@@ -330,7 +336,7 @@ void chacha20_xor_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *i
                        const uint32_t key[8], const uint32_t ctr_nonce[4])
 {
     if (len > 256) {
-        if (xor_columns(out, in, len, key, ctr_nonce)) /* public: len % 512 != 0 */
+        if (xor_columns(kt, out, in, len, key, ctr_nonce)) /* public: len % 512 != 0 */
             scrub_stack_2k();
     } else if (len <= 64 && kt->shapes.one_block_rows) { /* "chacha-one=rows" */
         chacha20_xor_row1_avx2(out, in, len, key, ctr_nonce);
@@ -354,7 +360,7 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
                                 const uint32_t ctr_nonce[4])
 {
     if (len > 192) {
-        keyblock_columns(key_block, out, in, len, key, ctr_nonce);
+        keyblock_columns(kt, key_block, out, in, len, key, ctr_nonce);
         scrub_stack_2k();
         return;
     }

@@ -173,8 +173,13 @@ void chacha20_xor_avx512vl(const chapoly_kernels *kt, uint8_t *out, const uint8_
             len = 0;
         }
     }
-    if (len > 0)
+    if (len > 64)
         rows_ymm(out, in, len, key, next_ctr_nonce);
+    else if (len > 0 && kt->shapes.one_block_rows) { /* one block after batches: "chacha-one" */
+        _mm256_zeroupper(); /* gcc leaves the batches' ymm uppers dirty across this call */
+        chacha20_xor_row1_avx512vl(out, in, len, key, next_ctr_nonce);
+    } else if (len > 0) /* a ymm row set for it costs about two */
+        chacha20_xor_portable(kt, out, in, len, key, next_ctr_nonce);
     zero_zmm16_31();
 }
 
