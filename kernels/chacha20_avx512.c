@@ -349,45 +349,11 @@ rows8_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
  * chacha20_xor_zmm's frame, which is small: overwritten right after it.
  * The one-batch shapes keep everything in registers (objdump) and are
  * not scrubbed.
- *
- * clang 14: cols32_full_zmm's frame is not realigned and its top slot
- * (0x240(%rsp) of a 0x280 frame under one push) holds a broadcast key word,
- * 16..80 bytes below this function's stack pointer. A scrub function's
- * array does not reach there: clang realigns that frame to 32 and leaves a
- * 32-byte unit unused above the array, whose top ends 48 or 64 bytes
- * below the caller's stack pointer (test_secrets found key word 4 there at
- * 2048 bytes; a larger scrub only reaches deeper). So with clang the scrub is inline
- * asm that zeroes 1 KiB below this function's own stack pointer, from its
- * first 32-byte boundary at or below it down (above it: cols32's return
- * address and its save of rbx); the stack pointer goes down over the area
- * first (valgrind), as in poly1305_avx512ifma.c. 32 aligned ymm stores,
- * no call. With gcc the function below (its array reaches the top of its
- * frame), the code unchanged.
+ * clang 14 parks a broadcast key word in the top slot of cols32_full_zmm's
+ * frame, 16..80 bytes below this function's stack pointer: the reason the
+ * scrub is inline asm with clang (kernels_impl.h).
  */
-#if defined(__clang__)
-#define ZS32(o) "vmovdqa64 %%ymm16, -" #o "(%[t])\n\t"
-CHAPOLY_INLINE void scrub_stack_zmm(void)
-{
-    uintptr_t t;
-
-    __asm__ volatile("movq %%rsp, %[t]\n\t"
-                     "andq $-32, %[t]\n\t"
-                     "subq $1056, %%rsp\n\t"
-                     "vpxord %%xmm16, %%xmm16, %%xmm16\n\t"
-                     ZS32(32) ZS32(64) ZS32(96) ZS32(128) ZS32(160) ZS32(192) ZS32(224)
-                     ZS32(256) ZS32(288) ZS32(320) ZS32(352) ZS32(384) ZS32(416) ZS32(448)
-                     ZS32(480) ZS32(512) ZS32(544) ZS32(576) ZS32(608) ZS32(640) ZS32(672)
-                     ZS32(704) ZS32(736) ZS32(768) ZS32(800) ZS32(832) ZS32(864) ZS32(896)
-                     ZS32(928) ZS32(960) ZS32(992) ZS32(1024)
-                     "addq $1056, %%rsp"
-                     : [t] "=&r"(t)
-                     :
-                     : "xmm16", "memory");
-}
-#undef ZS32
-#else
 CHAPOLY_DEFINE_SCRUB(scrub_stack_zmm, 1024)
-#endif
 
 /*
  * Whole column batches, except that the last whole batch runs fused with

@@ -57,9 +57,9 @@ CHAPOLY_INLINE uint64_t value_barrier_u64(uint64_t v)
  * is popped, which lifts it by the frame's size. In AVX objects built by
  * clang 14 the array's top ends 48 or 64 bytes below the caller's stack
  * pointer (the frame is realigned to 32 with a 32-byte unit unused above
- * the array): a callee frame that is not realigned and parks a secret in
- * its top slots needs an inline-asm scrub below the stack pointer instead
- * (chacha20_avx512.c).
+ * the array), where a callee frame that is not realigned parks secrets in
+ * its top slots: with clang on x86-64 the scrub is inline asm instead
+ * (below).
  * test_secrets checks the dead stack after every kernel call.
  */
 #if defined(__GNUC__) || defined(__clang__)
@@ -98,6 +98,43 @@ CHAPOLY_INLINE void chapoly_scrub_words(uint64_t *p, size_t n)
 #endif
 }
 
+#if defined(__clang__) && defined(__x86_64__)
+/*
+ * clang on x86-64: the scrub's array would not reach the top of the dead
+ * frame (see above), so the scrub is inline asm in the caller that zeroes
+ * 'bytes' below the caller's own stack pointer, the callee's return address
+ * slot included, with 16-byte VEX.128 stores in AVX objects (no dirty upper
+ * state) and SSE stores elsewhere. The stack pointer moves below the area
+ * first, so the stores are on the stack for valgrind. The caller calls a
+ * function just before (no red zone in use).
+ */
+#ifdef __AVX__
+#define CHAPOLY_SCRUB_ZERO_ "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+#define CHAPOLY_SCRUB_STORE_ "vmovdqa %%xmm0, (%[p])\n\t"
+#else
+#define CHAPOLY_SCRUB_ZERO_ "pxor %%xmm0, %%xmm0\n\t"
+#define CHAPOLY_SCRUB_STORE_ "movdqa %%xmm0, (%[p])\n\t"
+#endif
+#define CHAPOLY_DEFINE_SCRUB(name, bytes)                                          \
+    _Static_assert((bytes) % 32 == 0, "scrub size");                               \
+    CHAPOLY_INLINE void name(void)                                                 \
+    {                                                                              \
+        uintptr_t p, e;                                                            \
+                                                                                   \
+        __asm__ volatile("movq %%rsp, %[p]\n\t"                                     \
+                         "andq $-16, %[p]\n\t"                                      \
+                         "leaq -%c[n](%[p]), %[e]\n\t"                              \
+                         "subq $%c[n] + 16, %%rsp\n\t" CHAPOLY_SCRUB_ZERO_          \
+                         "1:\n\t"                                                   \
+                         "subq $16, %[p]\n\t" CHAPOLY_SCRUB_STORE_                  \
+                         "cmpq %[e], %[p]\n\t"                                      \
+                         "ja 1b\n\t"                                                \
+                         "addq $%c[n] + 16, %%rsp"                                  \
+                         : [p] "=&r"(p), [e] "=&r"(e)                              \
+                         : [n] "i"(bytes)                                          \
+                         : "xmm0", "memory", "cc");                                \
+    }
+#else
 #define CHAPOLY_DEFINE_SCRUB(name, bytes)             \
     _Static_assert((bytes) % 32 == 0, "scrub size");  \
     CHAPOLY_SCRUB_FN name(void)                       \
@@ -107,6 +144,7 @@ CHAPOLY_INLINE void chapoly_scrub_words(uint64_t *p, size_t n)
                                                       \
         chapoly_scrub_words(area, (bytes) / 8);       \
     }
+#endif
 
 /* ---- portable level (always built) ---- */
 void chacha20_xor_portable(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
