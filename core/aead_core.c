@@ -209,6 +209,15 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
         a->ks_made = (unsigned)bytes;
 }
 
+/* Keystream with the key block for a first streamed update of 64..256 bytes: the rest of
+ * the level's widest batch (which costs what 8 blocks cost), at least 7 blocks. */
+static inline size_t aead_fill(const chapoly_aead_msg *a)
+{
+    size_t b = a->k->shapes.chacha_batch > 8 * BLOCK ? a->k->shapes.chacha_batch : 8 * BLOCK;
+
+    return (b < a->ks_cap ? b : a->ks_cap) - BLOCK;
+}
+
 /*
  * The one text loop. aad: the whole AAD if the key block is not made yet.
  * ahead: more text may follow (streaming); exact batches once updates are
@@ -228,8 +237,8 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
     while (len > 0 || a->phase == PHASE_KEY) {
         size_t n = a->ks_len - a->batch_used;
 
-        if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 or 8 blocks in all */
-            aead_key_ahead(a, len < BLOCK ? BLOCK : 7 * BLOCK, 1);
+        if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 blocks, or a batch */
+            aead_key_ahead(a, len < BLOCK ? BLOCK : aead_fill(a), 1);
             continue;
         } else if (a->phase == PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);
