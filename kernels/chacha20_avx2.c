@@ -349,11 +349,48 @@ void chacha20_xor_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *i
 }
 
 /*
+ * The key block and at most one block of text (len <= 64) as one ymm row
+ * set: lane 0 is the key block, stored raw; lane 1 is XORed into out. The
+ * short TLS record or QUIC packet: two blocks in the latency of one, with
+ * no stack buffer to fill, copy and wipe. The row set, its input copies
+ * and the two vpshufb patterns fit in ymm0-15 (no stack frame, checked
+ * with objdump): nothing to scrub.
+ */
+static __attribute__((noinline)) void
+keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len,
+              const uint32_t key_words[8], const uint32_t ctr_nonce[4])
+{
+    const uint32_t *key = key_words;
+    const __m256i r16 = _mm256_setr_epi8(ROT16_BYTES, ROT16_BYTES);
+    const __m256i r8 = _mm256_setr_epi8(ROT8_BYTES, ROT8_BYTES);
+    const __m256i a0 = rows_sigma_ymm();
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
+    __m256i a = a0, b = ROW_BCAST_YMM(key), c = ROW_BCAST_YMM(key + 4), d = d0;
+
+    ROUNDS_ROWS_YMM(a, b, c, d);
+    OPAQUE_PTR(key); /* key rows re-read, not kept live */
+    a = ADD8(a, a0);
+    b = ADD8(b, ROW_BCAST_YMM(key));
+    c = ADD8(c, ROW_BCAST_YMM(key + 4));
+    d = ADD8(d, d0);
+    _mm256_storeu_si256((__m256i *)key_block, _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256((__m256i *)(key_block + 32), _mm256_permute2x128_si256(c, d, 0x20));
+    __m256i lo = _mm256_permute2x128_si256(a, b, 0x31);
+    __m256i hi = _mm256_permute2x128_si256(c, d, 0x31);
+    if (len == 64) {
+        xor32(out, in, lo);
+        xor32(out + 32, in + 32, hi);
+    } else {
+        xor_tail(out, in, lo, hi, len); /* 0..63 bytes, nothing past len */
+    }
+}
+
+/*
  * The key block (raw keystream at ctr_nonce[0]) and len bytes of text from
  * the next counter on, in the shapes of one len + 64 byte call: from 5
  * blocks in all, column batches whose first block goes to key_block (no
- * copy of the text); below, one chacha20_xor over a stack buffer of at most
- * 256 bytes, wiped afterwards.
+ * copy of the text); two blocks, keyblock_row2; between, one chacha20_xor
+ * over a stack buffer of at most 256 bytes, wiped afterwards.
  */
 void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64], uint8_t *out, const uint8_t *in,
                                 size_t len, const uint32_t key[8],
@@ -362,6 +399,10 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
     if (len > 192) {
         keyblock_columns(kt, key_block, out, in, len, key, ctr_nonce);
         scrub_stack_2k();
+        return;
+    }
+    if (len <= 64) {
+        keyblock_row2(key_block, out, in, len, key, ctr_nonce);
         return;
     }
     _Alignas(32) uint8_t buf[256];

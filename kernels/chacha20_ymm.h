@@ -126,20 +126,24 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
 #define ROWS_CTR_YMM(off) _mm256_setr_epi32((off), 0, 0, 0, (off) + 1, 0, 0, 0)
 
 /*
- * Row layout double round: rows b, c, d are rotated so the diagonals line
- * up as columns for the second quarter round, then rotated back.
+ * Row layout double round: rows a, c, d are rotated so the diagonals line
+ * up as columns for the second quarter round, then rotated back (lane j of
+ * a <- a[j - 1], of c <- c[j + 1], of d <- d[j + 2]). Not b: the next
+ * quarter round needs b first (a += b), while a, c and d are not read
+ * again until later in it, so their shuffles run beside the dependency
+ * chain instead of adding a step to it twice per double round.
  */
-#define DIAG_YMM(b, c, d)                                           \
+#define DIAG_YMM(a, c, d)                                           \
     do {                                                            \
-        b = _mm256_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1));       \
-        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));       \
-        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(2, 1, 0, 3));       \
+        a = _mm256_shuffle_epi32(a, _MM_SHUFFLE(2, 1, 0, 3));       \
+        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(0, 3, 2, 1));       \
+        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));       \
     } while (0)
-#define UNDIAG_YMM(b, c, d)                                         \
+#define UNDIAG_YMM(a, c, d)                                         \
     do {                                                            \
-        b = _mm256_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3));       \
-        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));       \
-        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));       \
+        a = _mm256_shuffle_epi32(a, _MM_SHUFFLE(0, 3, 2, 1));       \
+        c = _mm256_shuffle_epi32(c, _MM_SHUFFLE(2, 1, 0, 3));       \
+        d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));       \
     } while (0)
 
 /* The 20 rounds of one row set, with the includer's QR_YMM. */
@@ -147,9 +151,9 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
     do {                                                            \
         for (int i_ = 0; i_ < 10; i_++) {                           \
             QR_YMM(a, b, c, d);                                     \
-            DIAG_YMM(b, c, d);                                      \
+            DIAG_YMM(a, c, d);                                      \
             QR_YMM(a, b, c, d);                                     \
-            UNDIAG_YMM(b, c, d);                                    \
+            UNDIAG_YMM(a, c, d);                                    \
         }                                                           \
     } while (0)
 
@@ -159,12 +163,12 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
         for (int i_ = 0; i_ < 10; i_++) {                           \
             QR_YMM(a, b, c, d);                                     \
             QR_YMM(p, q, r, s);                                     \
-            DIAG_YMM(b, c, d);                                      \
-            DIAG_YMM(q, r, s);                                      \
+            DIAG_YMM(a, c, d);                                      \
+            DIAG_YMM(p, r, s);                                      \
             QR_YMM(a, b, c, d);                                     \
             QR_YMM(p, q, r, s);                                     \
-            UNDIAG_YMM(b, c, d);                                    \
-            UNDIAG_YMM(q, r, s);                                    \
+            UNDIAG_YMM(a, c, d);                                    \
+            UNDIAG_YMM(p, r, s);                                    \
         }                                                           \
     } while (0)
 
