@@ -123,8 +123,9 @@ typedef struct chapoly_shapes {
      *   poly-tail     fewer blocks than this after pending lanes (a call's
      *                 end, or a short call) are folded and hashed by the
      *                 scalar code instead of a partial batch;
-     *   poly-keep     a state's first vector call shorter than this keeps
-     *                 its key powers and lanes in registers (IFMA).
+     *   poly-keep     a state's first vector call folds its lanes from
+     *                 registers and stores its key powers only if it is at
+     *                 least this long (IFMA).
      */
     uint32_t poly_vector_min;   /* poly-vector */
     uint32_t poly_vector2_min;  /* poly-vector2 */
