@@ -209,13 +209,20 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
         a->ks_made = (unsigned)bytes;
 }
 
-/* Keystream with the key block for a first streamed update of 64..256 bytes: the rest of
- * the level's widest batch (which costs what 8 blocks cost), at least 7 blocks. */
-static inline size_t aead_fill(const chapoly_aead_msg *a)
+/*
+ * Keystream with the key block for a first streamed update of len = 64..256
+ * bytes: the key block and len, rounded up to 4 or 8 blocks in all (row and
+ * column shapes of every level: the blocks made ahead cost little). A
+ * message that ends here (a TLS 1.3 record, a QUIC packet) pays for little
+ * more than its own blocks; one that goes on finds keystream made.
+ */
+static inline size_t aead_fill(const chapoly_aead_msg *a, size_t len)
 {
-    size_t b = a->k->shapes.chacha_batch > 8 * BLOCK ? a->k->shapes.chacha_batch : 8 * BLOCK;
+    size_t want = 4 * BLOCK;
 
-    return (b < a->ks_cap ? b : a->ks_cap) - BLOCK;
+    while (want < len + BLOCK)
+        want *= 2;
+    return (want < a->ks_cap ? want : a->ks_cap) - BLOCK;
 }
 
 /*
@@ -238,7 +245,7 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
         size_t n = a->ks_len - a->batch_used;
 
         if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 blocks, or a batch */
-            aead_key_ahead(a, len < BLOCK ? BLOCK : aead_fill(a), 1);
+            aead_key_ahead(a, len < BLOCK ? BLOCK : aead_fill(a, len), 1);
             continue;
         } else if (a->phase == PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);
