@@ -183,6 +183,39 @@ void chacha20_xor_avx512vl(const chapoly_kernels *kt, uint8_t *out, const uint8_
     zero_zmm16_31();
 }
 
+/*
+ * The key block (raw, to key_block) and len bytes of text after it. Up to
+ * one block of text: one ymm row set, lane 0 the key block and lane 1 the
+ * text's keystream (a short TLS record or QUIC packet: two blocks in the
+ * latency of one, no stack buffer, copy or wipe); longer texts: the generic
+ * composition over this level's chacha20_xor.
+ */
+void chacha20_keyblock_xor_avx512vl(const chapoly_kernels *kt, uint8_t key_block[64],
+                                    uint8_t *out, const uint8_t *in, size_t len,
+                                    const uint32_t key[8], const uint32_t ctr_nonce[4])
+{
+    if (len > 64) {
+        chapoly_generic_keyblock_xor(kt, key_block, out, in, len, key, ctr_nonce);
+        return;
+    }
+    const __m256i a0 = rows_sigma_ymm();
+    const __m256i b0 = ROW_BCAST_YMM(key);
+    const __m256i c0 = ROW_BCAST_YMM(key + 4);
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
+    __m256i a = a0, b = b0, c = c0, d = d0;
+
+    ROUNDS_ROWS_YMM(a, b, c, d);
+    a = ADD8(a, a0);
+    b = ADD8(b, b0);
+    c = ADD8(c, c0);
+    d = ADD8(d, d0);
+    _mm256_storeu_si256((__m256i *)key_block, _mm256_permute2x128_si256(a, b, 0x20));
+    _mm256_storeu_si256((__m256i *)(key_block + 32), _mm256_permute2x128_si256(c, d, 0x20));
+    xor_block_ymm_part(out, in, _mm256_permute2x128_si256(a, b, 0x31),
+                       _mm256_permute2x128_si256(c, d, 0x31), 0, len);
+    zero_zmm16_31();
+}
+
 /* ------------------------------------------------------- one block, xmm -- */
 /*
  * chacha20_xor_row1_avx512vl: one block (0 <= len <= 64, the block at

@@ -216,6 +216,9 @@ extern const chapoly_kernels chapoly_kernels_avx2;
 /* chacha20_avx512vl.c (AVX-512 F/VL/BW/DQ, no IFMA): ymm and xmm only */
 void chacha20_xor_avx512vl(const chapoly_kernels *k, uint8_t *out, const uint8_t *in, size_t len,
                            const uint32_t key[8], const uint32_t ctr_nonce[4]);
+void chacha20_keyblock_xor_avx512vl(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *out,
+                                    const uint8_t *in, size_t len, const uint32_t key[8],
+                                    const uint32_t ctr_nonce[4]);
 /* 5..8 blocks (256 < len <= 512) as one 8-lane ymm column batch: the zmm levels' shape too */
 void chacha20_xor_cols8_avx512vl(uint8_t *out, const uint8_t *in, size_t len,
                                  const uint32_t key[8], const uint32_t ctr_nonce[4]);

@@ -17,7 +17,7 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
                 .poly_stream_min = 32, .poly_warm_min = 16, .poly_prefix = 0, .poly_tail = 3,
                 .first_max = 1984, .chacha_batch = 512, .stream_min = 512 },
     .chacha20_xor = chacha20_xor_avx512vl,
-    .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
+    .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512vl,
     .hchacha20 = hchacha20_avx512vl,
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
