@@ -180,10 +180,10 @@ static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, si
  * whole blocks of ciphertext go into the MAC in one run, and a new batch
  * of keystream starts at the block where the text is (a partial block
  * left by a span is made again), for need more bytes of text: the blocks
- * needed (exact), else as much as the text so far (at least the level's
- * shapes.stream_min), up to ks_cap: keystream made ahead at most doubles
- * the work however soon the message ends, and a long stream gets whole
- * batches.
+ * needed (exact), else half the text so far (at least the level's
+ * shapes.stream_min) in whole batches of the level (shapes.chacha_batch),
+ * up to ks_cap: keystream made ahead adds at most half the work however
+ * soon the message ends, and a long stream gets whole batches.
  */
 static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 {
@@ -192,9 +192,11 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
     size_t seen = a->batch_start + a->batch_used, bytes = tail + need;
     uint8_t *ct = CT(a);
     uint32_t ctr_nonce[4];
+    size_t round = exact ? BLOCK : k->shapes.chacha_batch; /* a power of two */
     if (!exact)
-        bytes = bytes > seen ? bytes : seen > k->shapes.stream_min ? seen : k->shapes.stream_min;
-    bytes = bytes < a->ks_cap ? (bytes + BLOCK_MASK) & ~BLOCK_MASK : a->ks_cap;
+        bytes = bytes > seen / 2 ? bytes : seen / 2 > k->shapes.stream_min ? seen / 2 : k->shapes.stream_min;
+    bytes = bytes < a->ks_cap ? (bytes + round - 1) & ~(round - 1) : a->ks_cap;
+    bytes = bytes < a->ks_cap ? bytes : a->ks_cap;
     if (full > 0) {
         k->poly1305_blocks(k, &a->poly, ct, full, 1);
         if (tail > 0)

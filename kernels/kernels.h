@@ -148,7 +148,7 @@ typedef struct chapoly_shapes {
      * key block, so whole batches follow it.
      */
     uint32_t chacha_batch;
-    /* stream-min: a streaming refill (of as much as the text so far) is at least this long. */
+    /* stream-min: a streaming refill (of half the text so far, in whole batches) is at least this long. */
     uint32_t stream_min;
     /*
      * Ciphertext the AEAD core keeps collected for the next span's pre

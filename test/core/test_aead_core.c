@@ -424,8 +424,8 @@ static void stream_batches(const chapoly_kernels *k)
 /*
  * Refill sizes (aead_next_batch): after an update of at least a kilobyte,
  * a refill makes only the whole blocks the update needs; small updates
- * start with the block made with the key block, then as much as the text
- * so far, up to 2 KiB. The first update, 1030 bytes, leaves 6 bytes of a
+ * start with the block made with the key block, then half the text so
+ * far in whole batches, up to 2 KiB. The first update, 1030 bytes, leaves 6 bytes of a
  * partial block (batch_used 6 at text offset 1024 at every level), so the
  * second, of len bytes, refills from that block with 6 + len bytes to
  * cover, rounded up to a block: 1 and 58 make 64, 59 (one byte past a
@@ -488,9 +488,9 @@ static void stream_refill(const chapoly_kernels *k)
     }
     /*
      * small updates: a block of keystream with the key block (the first
-     * update is shorter than a block: 2 blocks in all), then batches as long as the text so far (a
-     * message ending right after a refill costs at most twice its
-     * keystream), at least the level's stream_min, up to 2 KiB
+     * update is shorter than a block: 2 blocks in all), then refills of half the text so far (a
+     * message ending right after a refill costs at most one and a half times its
+     * keystream), at least the level's stream_min, in whole chacha_batch batches, up to 2 KiB
      */
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
@@ -504,7 +504,9 @@ static void stream_refill(const chapoly_kernels *k)
         size_t seen = 16 * (size_t)j;
 
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
-        size_t want = seen > k->shapes.stream_min ? seen : k->shapes.stream_min;
+        size_t want = seen / 2 > k->shapes.stream_min ? seen / 2 : k->shapes.stream_min;
+
+        want = (want + k->shapes.chacha_batch - 1) / k->shapes.chacha_batch * k->shapes.chacha_batch;
 
         if (a->ks_len != before)
             CHECK(a->ks_len == (want < AEAD_BATCH_MAX ? want : AEAD_BATCH_MAX),
