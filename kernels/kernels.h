@@ -299,7 +299,9 @@ void chapoly_kernels_build(chapoly_kernels *t, const char *level, const char *pa
 /*
  * The shapes of t that its level uses, "name=value ...", and the CPU
  * profile that chose them, into buf (always terminated; truncated to n).
+ * CHAPOLY_DESCRIBE_MAX holds every level's text (test_cpu_masks checks).
  */
+#define CHAPOLY_DESCRIBE_MAX 512
 void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n);
 
 /*

@@ -66,12 +66,12 @@ typedef struct chapoly_provctx {
     const OSSL_CORE_HANDLE *handle;
     const chapoly_kernels *k; /* chosen once at init: &table */
     chapoly_kernels table;    /* the level, this CPU's profile, the forced paths */
-    char paths[192];          /* chapoly_kernels_describe(k): the path choices in use */
+    char paths[CHAPOLY_DESCRIBE_MAX]; /* chapoly_kernels_describe(k): the path choices in use */
     int stats;                /* counters are touched only when set */
     unsigned serve;           /* CHAPOLY_SERVE_*: the algorithms offered (prov_config.c) */
     char *stats_file;         /* config key stats_file (with any %p), or NULL */
     struct chapoly_provctx *stats_next; /* instances counting in this process (prov_stats.c) */
-    char buildinfo[576];      /* version, OpenSSL headers, kernel level and its features,
+    char buildinfo[CHAPOLY_DESCRIBE_MAX + 448]; /* version, OpenSSL headers, kernel level and its features,
                                  what is served */
     /* atomic adds only; after buildinfo, so that counting threads do not
      * share a cache line with k and stats, which every call reads */

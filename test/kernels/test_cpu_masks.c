@@ -257,6 +257,19 @@ static void check_level(const char *name)
     check((byname != NULL) == ((f & req) == req),
           "%s: by_name disagrees with the required mask %#x (CPU %#x)", name, req, f);
     printf("%-13s requires 0x%04x; objects: %s\n", name, req, used);
+
+    /* buildinfo's paths text, whole: room for every value at 10 digits (forced values) */
+    char desc[CHAPOLY_DESCRIBE_MAX];
+    size_t n = 0, len;
+
+    chapoly_kernels_describe(k, desc, sizeof(desc));
+    len = strlen(desc);
+    for (const char *q = desc; (q = strchr(q, '=')) != NULL; q++)
+        n++;
+    check(len > 0 && desc[len - 1] == ')' && strstr(desc, "(profile ") != NULL,
+          "%s: the paths text is cut: \"%s\"", name, desc);
+    check(len + 9 * n < sizeof(desc), "%s: the paths text (%zu bytes, %zu values) may not fit %zu",
+          name, len, n, sizeof(desc));
 }
 
 /*
