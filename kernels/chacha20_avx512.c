@@ -448,6 +448,10 @@ void chacha20_keyblock_xor_avx512(const chapoly_kernels *kt, uint8_t key_block[6
         chapoly_wipe(w, sizeof(w));
         return;
     }
+    if (len <= 64) { /* two blocks: one ymm row set (a zmm one holds four) */
+        chacha20_keyblock_xor_avx512vl(kt, key_block, out, in, len, key, ctr_nonce);
+        return;
+    }
     chacha20_xor_zmm(kt, key_block, (uint8_t *)((uintptr_t)out - 64),
                      (const uint8_t *)((uintptr_t)in - 64), len + 64, key, ctr_nonce);
 }
