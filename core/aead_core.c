@@ -34,7 +34,6 @@
  * batch is the end of an update, mostly the message's last.
  */
 #define AEAD_BIG_UPDATE 1024
-
 #define AEAD_FILL_MAX 256 /* a first streamed update this short: keystream from the key block's call */
 #define AEAD_KEY_AHEAD (3 * BLOCK) /* keystream with the key block when long AAD needs the key */
 #define PHASE_KEY AEAD_PHASE_KEY /* block 0 not made yet */
@@ -182,8 +181,8 @@ static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, si
  * left by a span is made again), for need more bytes of text: the blocks
  * needed (exact), else half the text so far (at least the level's
  * shapes.stream_min) in whole batches of the level (shapes.chacha_batch),
- * up to ks_cap: keystream made ahead adds at most half the work however
- * soon the message ends, and a long stream gets whole batches.
+ * up to ks_cap (then ending at a multiple of ks_cap of text, unless the level
+ * runs ks_cap as batch pairs; measured): at most half the work ahead.
  */
 static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 {
@@ -192,11 +191,13 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
     size_t seen = a->batch_start + a->batch_used, bytes = tail + need;
     uint8_t *ct = CT(a);
     uint32_t ctr_nonce[4];
-    size_t round = exact ? BLOCK : k->shapes.chacha_batch; /* a power of two */
+    size_t round = exact ? BLOCK : k->shapes.chacha_batch, grid; /* a power of two */
     if (!exact)
         bytes = bytes > seen / 2 ? bytes : seen / 2 > k->shapes.stream_min ? seen / 2 : k->shapes.stream_min;
     bytes = bytes < a->ks_cap ? (bytes + round - 1) & ~(round - 1) : a->ks_cap;
-    bytes = bytes < a->ks_cap ? bytes : a->ks_cap;
+    grid = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= a->ks_cap
+               ? 0 : a->ks_cap - (a->batch_start + full) % a->ks_cap; /* whole blocks */
+    bytes = bytes < a->ks_cap ? bytes : !exact && grid >= tail + need ? grid : a->ks_cap;
     if (full > 0) {
         k->poly1305_blocks(k, &a->poly, ct, full, 1);
         if (tail > 0)

@@ -490,8 +490,13 @@ static void stream_refill(const chapoly_kernels *k)
      * small updates: a block of keystream with the key block (the first
      * update is shorter than a block: 2 blocks in all), then refills of half the text so far (a
      * message ending right after a refill costs at most one and a half times its
-     * keystream), at least the level's stream_min, in whole chacha_batch batches, up to 2 KiB
+     * keystream), at least the level's stream_min, in whole chacha_batch batches, up to 2 KiB;
+     * a 2 KiB refill ends where the text reaches a multiple of 2 KiB (the refill starts at
+     * the block of 'seen': 16-byte updates refill at block boundaries), except at a level
+     * that runs 2 KiB as a pair of batches (chacha_pairs_min)
      */
+    int pairs = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= AEAD_BATCH_MAX;
+
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
@@ -508,9 +513,11 @@ static void stream_refill(const chapoly_kernels *k)
 
         want = (want + k->shapes.chacha_batch - 1) / k->shapes.chacha_batch * k->shapes.chacha_batch;
 
+        if (want >= AEAD_BATCH_MAX)
+            want = pairs ? AEAD_BATCH_MAX : AEAD_BATCH_MAX - seen % AEAD_BATCH_MAX;
         if (a->ks_len != before)
-            CHECK(a->ks_len == (want < AEAD_BATCH_MAX ? want : AEAD_BATCH_MAX),
-                  "%s refill: after %zu bytes a batch of %u", k->name, seen, a->ks_len);
+            CHECK(a->ks_len == want, "%s refill: after %zu bytes a batch of %u, not %zu", k->name,
+                  seen, a->ks_len, want);
     }
     chapoly_aead_finish(a, tag);
     ref_seal(key, nonce, NULL, 0, pt, 4096, ct_ref, tag_ref);
