@@ -252,13 +252,9 @@ void chacha20_keyblock_xor_avx512vl(const chapoly_kernels *kt, uint8_t key_block
 #define DROUND_ROW1_XMM(a, b, c, d)                                          \
     do {                                                                     \
         QR_ROW1_XMM(a, b, c, d);                                             \
-        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 1, 0, 3));                   \
-        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(0, 3, 2, 1));                   \
-        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                   \
+        DIAG_XMM(a, c, d);                                                   \
         QR_ROW1_XMM(a, b, c, d);                                             \
-        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(0, 3, 2, 1));                   \
-        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(2, 1, 0, 3));                   \
-        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));                   \
+        UNDIAG_XMM(a, c, d);                                                 \
     } while (0)
 
 /* Row r (public) of the keystream into out: bytes 16 r .. of the mask m. */

@@ -146,6 +146,20 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
         d = _mm256_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));       \
     } while (0)
 
+/* The same rotations for one block held as an xmm row set (the "chacha-one=rows" forms). */
+#define DIAG_XMM(a, c, d)                                           \
+    do {                                                            \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(2, 1, 0, 3));          \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(0, 3, 2, 1));          \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));          \
+    } while (0)
+#define UNDIAG_XMM(a, c, d)                                         \
+    do {                                                            \
+        a = _mm_shuffle_epi32(a, _MM_SHUFFLE(0, 3, 2, 1));          \
+        c = _mm_shuffle_epi32(c, _MM_SHUFFLE(2, 1, 0, 3));          \
+        d = _mm_shuffle_epi32(d, _MM_SHUFFLE(1, 0, 3, 2));          \
+    } while (0)
+
 /* The 20 rounds of one row set, with the includer's QR_YMM. */
 #define ROUNDS_ROWS_YMM(a, b, c, d)                                 \
     do {                                                            \
