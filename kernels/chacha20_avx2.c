@@ -4,6 +4,9 @@
  * registers).
  *
  * Shapes, chosen by what is left of len (public):
+ *   from "chacha-pairs" (0: never; the CPU profile's choice) whole
+ *                  kilobytes as pairs of 8-lane column batches in flight
+ *                  (cols_pair_full_asm_ymm, chacha20_ymm.h), then:
  *   >= 5 blocks -> 8-lane column batches (one block per ymm lane; a partial
  *                  last batch of 5..7 blocks writes only the blocks it
  *                  owns, a last 1..4 blocks go to row sets);
@@ -239,6 +242,30 @@ CHAPOLY_INLINE void wipe_ymm(__m256i *p, size_t n)
 }
 
 /*
+ * Whole pairs of 8-lane batches ("chacha-pairs"): len a multiple of 1024,
+ * from the column input state init[16]. Out of line, with its own frame:
+ * it wipes the two state arrays it uses (the asm keeps everything else in
+ * registers), so the caller's frame and scrub stay as they were.
+ */
+static __attribute__((noinline)) void
+cols_pairs(const __m256i init[16], uint8_t *out, const uint8_t *in, size_t len)
+{
+    _Alignas(32) __m256i state_in[32]; /* [16..31]: the second batch, counters 8 on */
+    _Alignas(32) __m256i st[32];
+
+    for (int i = 0; i < 16; i++)
+        state_in[i] = state_in[16 + i] = init[i];
+    state_in[28] = ADD8(init[12], BCAST8(8));
+    for (; len > 0; len -= 1024, in += 1024, out += 1024) {
+        cols_pair_full_asm_ymm(state_in, st, rot_tbl, out, in);
+        state_in[12] = ADD8(state_in[12], BCAST8(16)); /* mod 2^32 per lane */
+        state_in[28] = ADD8(state_in[28], BCAST8(16));
+    }
+    wipe_ymm(state_in, 32);
+    wipe_ymm(st, 32);
+}
+
+/*
  * Returns 0 when only whole batches ran: their asm keeps everything but
  * init and park in registers, and both are wiped here, so the caller needs
  * no scrub (test_secrets checks the dead stack after whole batches too);
@@ -277,6 +304,15 @@ CHAPOLY_INLINE int xor_columns_body(const chapoly_kernels *kt, uint8_t *key_bloc
         in += 448;
         out += 448;
         len -= 512;
+    }
+    if (kt->shapes.chacha_pairs_min != 0 && len >= kt->shapes.chacha_pairs_min && len >= 1024) {
+        size_t done = len & ~(size_t)1023;
+
+        cols_pairs(init, out, in, done);
+        init[12] = ADD8(init[12], BCAST8((uint32_t)(done / 64))); /* mod 2^32 per lane */
+        in += done;
+        out += done;
+        len -= done;
     }
     while (len >= 512) {
         cols_batch_full_asm_ymm(init, park, rot_tbl, out, in);

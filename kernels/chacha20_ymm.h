@@ -409,4 +409,91 @@ CHAPOLY_INLINE void cols_batch_asm_ymm(const __m256i init[16], __m256i w[16],
 }
 
 
+/*
+ * ---- "avx2" column batch pairs ("chacha-pairs") ----
+ * Where a dependent vector add, xor, shift or shuffle takes 2 cycles (AMD
+ * Zen 5), one 8-lane batch is bound by its chain of dependent ops, not by
+ * the ports: half of them stay idle. Two batches X and Y in flight fill
+ * them; their 32 words cannot live in 16 registers, so they live in a
+ * 1 KiB state array st (X's words at bytes 0..511, Y's at 512..1023, word
+ * w at 32 w), and each step loads two quarter rounds' words into ymm0-3
+ * and ymm4-7, runs them interleaved op by op (temporaries ymm12, ymm13,
+ * the vpshufb patterns in ymm14, ymm15) and stores them back. Consecutive
+ * steps reuse the registers but not their values, so the core renames
+ * them and overlaps the steps. Order per double round: X's columns, Y's
+ * columns, X's diagonals, Y's diagonals: a step's inputs were stored at
+ * least one step earlier. On a core where the ops take 1 cycle (Zen 2-4,
+ * Intel) the loads and stores cost more than they free (llvm-mca: about
+ * 1.5x the cycles of two single batches): a CPU profile choice, off by
+ * default (level_avx2.c, cpu_profiles.c).
+ */
+#define CP_L(r, off) "vmovdqa " #off "(%[s]), %%ymm" #r "\n\t"
+#define CP_S(r, off) "vmovdqa %%ymm" #r ", " #off "(%[s])\n\t"
+#define CP_OP2(op, x, y, z, u)                                               \
+    op " %%ymm" #x ", %%ymm" #y ", %%ymm" #y "\n\t"                           \
+    op " %%ymm" #z ", %%ymm" #u ", %%ymm" #u "\n\t"
+#define CP_ROTL(b, t, l, r)                                                  \
+    "vpslld $" #l ", %%ymm" #b ", %%ymm" #t "\n\t"                            \
+    "vpsrld $" #r ", %%ymm" #b ", %%ymm" #b "\n\t"                            \
+    "vpor %%ymm" #t ", %%ymm" #b ", %%ymm" #b "\n\t"
+/* Half of two quarter rounds: (a b c d) = ymm0-3 and ymm4-7. */
+#define CP_HALF(pat, l, r)                                                   \
+    CP_OP2("vpaddd", 1, 0, 5, 4) CP_OP2("vpxor", 0, 3, 4, 7)                  \
+    CP_OP2("vpshufb", pat, 3, pat, 7) CP_OP2("vpaddd", 3, 2, 7, 6)            \
+    CP_OP2("vpxor", 2, 1, 6, 5) CP_ROTL(1, 12, l, r) CP_ROTL(5, 13, l, r)
+/* Two quarter rounds on the words at byte offsets (a b c d), (e f g h). */
+#define CP_STEP(a, b, c, d, e, f, g, h)                                      \
+    CP_L(0, a) CP_L(1, b) CP_L(2, c) CP_L(3, d)                               \
+    CP_L(4, e) CP_L(5, f) CP_L(6, g) CP_L(7, h)                               \
+    CP_HALF(14, 12, 20) CP_HALF(15, 7, 25)                                    \
+    CP_S(0, a) CP_S(1, b) CP_S(2, c) CP_S(3, d)                               \
+    CP_S(4, e) CP_S(5, f) CP_S(6, g) CP_S(7, h)
+/* Batch B's (0 or 512) column and diagonal rounds. */
+#define CP_COLS(B)                                                           \
+    CP_STEP(B+0, B+128, B+256, B+384, B+32, B+160, B+288, B+416)              \
+    CP_STEP(B+64, B+192, B+320, B+448, B+96, B+224, B+352, B+480)
+#define CP_DIAGS(B)                                                          \
+    CP_STEP(B+0, B+160, B+320, B+480, B+32, B+192, B+352, B+384)              \
+    CP_STEP(B+64, B+224, B+256, B+416, B+96, B+128, B+288, B+448)
+#define CP_COPY(off) "vmovdqa " #off "(%[i]), %%ymm12\n\t" "vmovdqa %%ymm12, " #off "(%[s])\n\t"
+#define CP_COPY4(off) CP_COPY(off) CP_COPY(off+32) CP_COPY(off+64) CP_COPY(off+96)
+
+/*
+ * Two whole 8-lane batches: out[0..1023] = in ^ keystream, X from the
+ * column input state init[0..15], Y from init[16..31] (its counters 8 on);
+ * st[32] (32-byte aligned) holds the round state. Both arrays are as
+ * secret as the key: the caller wipes them.
+ */
+CHAPOLY_INLINE void cols_pair_full_asm_ymm(const __m256i init[32], __m256i st[32],
+                                           const __m256i rot[2], uint8_t *out,
+                                           const uint8_t *in)
+{
+    unsigned n;
+    uintptr_t s = (uintptr_t)st, i = (uintptr_t)init, o = (uintptr_t)out, x = (uintptr_t)in;
+
+    __asm__("vmovdqa %[r16], %%ymm14\n\t"
+            "vmovdqa %[r8], %%ymm15\n\t"
+            CP_COPY4(0) CP_COPY4(128) CP_COPY4(256) CP_COPY4(384)
+            CP_COPY4(512) CP_COPY4(640) CP_COPY4(768) CP_COPY4(896)
+            "movl $10, %[n]\n\t"
+            ".p2align 5\n"
+            "1:\n\t"
+            CP_COLS(0) CP_COLS(512) CP_DIAGS(0) CP_DIAGS(512)
+            "decl %[n]\n\t"
+            "jnz 1b\n\t"
+            CC_LOAD_FROM(s)
+            CC_FEED_XOR_STORE
+            "addq $512, %[s]\n\t"
+            "addq $512, %[i]\n\t"
+            "addq $512, %[o]\n\t"
+            "addq $512, %[x]\n\t"
+            CC_LOAD_FROM(s)
+            CC_FEED_XOR_STORE
+            : "=m"(*(uint8_t(*)[1024])out), "=m"(*(__m256i(*)[32])st), [n] "=&r"(n),
+              [s] "+r"(s), [i] "+r"(i), [o] "+r"(o), [x] "+r"(x)
+            : "m"(*(const __m256i(*)[32])init), "m"(*(const uint8_t(*)[1024])in),
+              [r16] "m"(rot[0]), [r8] "m"(rot[1])
+            : "cc", CC_CLOBBERS);
+}
+
 #endif

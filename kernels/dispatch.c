@@ -134,7 +134,7 @@ static const struct level {
 } levels[] = {
     { "portable", 0, &chapoly_kernels_portable_table, U_ALL, 0, CHAPOLY_SERVE_XCHACHA },
 #ifdef CHAPOLY_HAVE_AVX2
-    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD | U_POLY, 4,
+    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD | U_PAIRS | U_POLY, 4,
       CHAPOLY_SERVE_ALL },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512

@@ -203,20 +203,22 @@ void poly_calls_diff(const chapoly_kernels *k)
  * The crossovers forced to their extremes (kernels.h: chapoly_kernels_build
  * clamps what a kernel cannot take, so no value changes a result): level
  * 'level' rebuilt with each list, every Poly1305 call pattern, the
- * multi-message entry and (for "chacha-wide") ChaCha20 against portable.
+ * multi-message entry and (where "chacha-wide" or "chacha-pairs" changed)
+ * ChaCha20 against portable.
  */
 void shape_extremes(const char *level)
 {
     static const char *const forced[] = {
         /* every vector path as early as it can be, nothing kept */
         "poly-vector=0 poly-vector2=1 poly-stream=0 poly-warm=0 poly-prefix=0 poly-tail=0 "
-        "poly-keep=0 multi-lanes=0 chacha-wide=1",
+        "poly-keep=0 multi-lanes=0 chacha-wide=1 chacha-pairs=1",
         /* scalar wherever a value can make it so */
         "poly-vector=100000 poly-vector2=0 poly-stream=100000 poly-warm=100000 "
-        "poly-prefix=100000 poly-tail=100000 poly-keep=100000 multi-lanes=100000 chacha-wide=0",
+        "poly-prefix=100000 poly-tail=100000 poly-keep=100000 multi-lanes=100000 chacha-wide=0 "
+        "chacha-pairs=0",
         /* 16 lanes before 8, warm at once, long prefixes and tails */
         "poly-vector=100000 poly-vector2=16 poly-stream=0 poly-warm=8 poly-prefix=8 "
-        "poly-tail=100 poly-keep=100000 multi-lanes=1 chacha-wide=100000",
+        "poly-tail=100 poly-keep=100000 multi-lanes=1 chacha-wide=100000 chacha-pairs=3072",
     };
     const chapoly_kernels *k = chapoly_kernels_by_name(level);
     chapoly_kernels t;
@@ -226,7 +228,9 @@ void shape_extremes(const char *level)
         CHECK(strcmp(t.name, level) == 0, "shape extremes: built %s for %s", t.name, level);
         poly_calls_diff(&t);
         poly_multi_diff(&t);
-        if (k->shapes.chacha_wide_min != 0)
+        /* ChaCha20 again where the list changed one of its shapes */
+        if (t.shapes.chacha_wide_min != k->shapes.chacha_wide_min ||
+            t.shapes.chacha_pairs_min != k->shapes.chacha_pairs_min)
             chacha_diff(&t);
     }
 }

@@ -396,6 +396,16 @@ static void stack_tests(void)
         kernel_poly_stack(k);
         kernel_poly_multi_stack(k);
         kernel_chacha_stack(k);
+        {
+            /* the ChaCha20 batch pairs the other way from this CPU's profile */
+            chapoly_kernels t;
+
+            chapoly_kernels_build(&t, k->name,
+                                  k->shapes.chacha_pairs_min != 0 ? "chacha-pairs=0"
+                                                                  : "chacha-pairs=1024",
+                                  NULL, NULL);
+            kernel_chacha_stack(&t);
+        }
         kernel_xor_hash_stack(k);
         kernel_range_stack(k);
         kernel_first_stack(k);
