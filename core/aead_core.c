@@ -181,8 +181,8 @@ static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, si
  * left by a span is made again), for need more bytes of text: the blocks
  * needed (exact), else half the text so far (at least the level's
  * shapes.stream_min) in whole batches of the level (shapes.chacha_batch),
- * up to ks_cap (then ending at a multiple of ks_cap of text, unless the level
- * runs ks_cap as batch pairs; measured): at most half the work ahead.
+ * up to ks_cap (then ending at a multiple of ks_cap of text, unless ks_cap
+ * is one pair of the level's batches in flight; measured): at most half.
  */
 static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 {
@@ -195,8 +195,8 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
     if (!exact)
         bytes = bytes > seen / 2 ? bytes : seen / 2 > k->shapes.stream_min ? seen / 2 : k->shapes.stream_min;
     bytes = bytes < a->ks_cap ? (bytes + round - 1) & ~(round - 1) : a->ks_cap;
-    grid = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= a->ks_cap
-               ? 0 : a->ks_cap - (a->batch_start + full) % a->ks_cap; /* whole blocks */
+    grid = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= a->ks_cap &&
+           2 * k->shapes.chacha_batch >= a->ks_cap ? 0 : a->ks_cap - (a->batch_start + full) % a->ks_cap;
     bytes = bytes < a->ks_cap ? bytes : !exact && grid >= tail + need ? grid : a->ks_cap;
     if (full > 0) {
         k->poly1305_blocks(k, &a->poly, ct, full, 1);

@@ -493,9 +493,10 @@ static void stream_refill(const chapoly_kernels *k)
      * keystream), at least the level's stream_min, in whole chacha_batch batches, up to 2 KiB;
      * a 2 KiB refill ends where the text reaches a multiple of 2 KiB (the refill starts at
      * the block of 'seen': 16-byte updates refill at block boundaries), except at a level
-     * that runs 2 KiB as a pair of batches (chacha_pairs_min)
+     * whose 2 KiB is one pair of its batches, run in flight (chacha_pairs_min)
      */
-    int pairs = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= AEAD_BATCH_MAX;
+    int pairs = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= AEAD_BATCH_MAX &&
+                2 * k->shapes.chacha_batch >= AEAD_BATCH_MAX;
 
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
