@@ -83,6 +83,7 @@ static const struct shape {
     SIZE("first-max", first_max),
     SIZE("chacha-batch", chacha_batch),
     SIZE("stream-min", stream_min),
+    SIZE("poly-mac", poly_mac_min),
 #undef CHOICE
 #undef SIZE
 };
@@ -113,10 +114,11 @@ enum {
     U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
     U_PWARM = 1u << 8, U_PPREFIX = 1u << 9, U_PTAIL = 1u << 10, U_PKEEP = 1u << 11,
     U_MULTI = 1u << 12, U_FIRST = 1u << 13, U_BATCH = 1u << 14, U_STREAM = 1u << 15,
-    U_LAST = U_STREAM,
+    U_PMAC = 1u << 16,
+    U_LAST = U_PMAC,
     U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM, /* what every level uses */
     /* the lanes Poly1305 of AVX2 and IFMA (poly1305_avx2.c, poly1305_avx512ifma.c) */
-    U_POLY = U_PVEC | U_PSTREAM | U_PWARM | U_PPREFIX | U_PTAIL
+    U_POLY = U_PVEC | U_PSTREAM | U_PWARM | U_PPREFIX | U_PTAIL | U_PMAC
 };
 _Static_assert(U_LAST == 1u << (NSHAPES - 1), "a U_* bit for each entry of shapes[], in order");
 
@@ -149,7 +151,7 @@ static const struct level {
       CHAPOLY_SERVE_ALL },
 #endif
 #ifdef CHAPOLY_HAVE_NEON
-    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL | U_WIDE | U_PVEC, 4,
+    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL | U_WIDE | U_PVEC | U_PMAC, 4,
       CHAPOLY_SERVE_ALL },
 #endif
 };
@@ -330,6 +332,8 @@ static void apply_choices(chapoly_kernels *t, const struct level *l)
      */
     if ((l->uses & U_PVEC) && s->poly_vector_min < pb)
         s->poly_vector_min = pb;
+    if ((l->uses & U_PMAC) && s->poly_mac_min != 0 && s->poly_mac_min < pb)
+        s->poly_mac_min = pb;
     if ((l->uses & U_PWARM) && s->poly_warm_min < pb)
         s->poly_warm_min = pb;
     if ((l->uses & U_PVEC2) && s->poly_vector2_min != 0 && s->poly_vector2_min < 2 * pb)
@@ -451,6 +455,13 @@ const chapoly_kernels *chapoly_kernels_select(const char *request, const char **
 {
     build_all_once();
     return &built[select_level(request, warning) - levels];
+}
+
+void chapoly_kernels_for_mac(chapoly_kernels *mac, const chapoly_kernels *t)
+{
+    *mac = *t;
+    if (t->shapes.poly_mac_min != 0) /* clamped by apply_choices */
+        mac->shapes.poly_vector_min = t->shapes.poly_mac_min;
 }
 
 void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n)

@@ -135,6 +135,13 @@ typedef struct chapoly_shapes {
     uint32_t poly_tail;         /* poly-tail */
     uint32_t poly_keep;         /* poly-keep */
     /*
+     * poly-mac: poly-vector for the POLY1305 MAC (chapoly_kernels_for_mac;
+     * 0: the same as poly-vector). A MAC call is all the work between two
+     * EVP calls; inside an AEAD record the vector start costs more
+     * (libssl's and the core's work between calls), so the crossover differs.
+     */
+    uint32_t poly_mac_min;
+    /*
      * multi-lanes: in poly1305_multi_blocks, a group of messages steps in
      * vector lanes (one message per lane, IFMA) when its shortest text has
      * this many blocks; shorter groups run scalar chains.
@@ -295,6 +302,12 @@ const chapoly_kernels *chapoly_kernels_select(const char *request,
  */
 void chapoly_kernels_build(chapoly_kernels *t, const char *level, const char *paths,
                            const char **level_warning, const char **paths_warning);
+
+/*
+ * *mac = t as the POLY1305 MAC runs it: poly-vector replaced by poly-mac
+ * (when set; clamped as a forced poly-vector is).
+ */
+void chapoly_kernels_for_mac(chapoly_kernels *mac, const chapoly_kernels *t);
 
 /*
  * The shapes of t that its level uses, "name=value ...", and the CPU

@@ -12,9 +12,14 @@
  * scalar and vector pipes are separate (AMD) and loses where mulx shares
  * ports with the vector rounds (Intel), so only a profile row turns it on.
  *
- * Poly1305 (poly1305_avx2.c): the vector path from 22 blocks, where the
- * slowest vector latency (2 cycles a dependent op) crosses over;
- * cores with 1-cycle vector ops get an earlier one from their profile row.
+ * Poly1305 (poly1305_avx2.c): the POLY1305 MAC takes the vector path from
+ * 22 blocks ("poly-mac"), where the slowest vector latency (2 cycles a
+ * dependent op) crosses over in a tight MAC loop; the AEADs from 32
+ * ("poly-vector"): inside a record (libssl's and the core's work between
+ * the calls) the vector start costs more, and records of 24-31 blocks hashed
+ * in 4 lanes were 6-12 % slower than with the scalar hash (bench_evp
+ * --base, 384-447 B seal, TLS 1.2 records, AMD EPYC family 26 model 2).
+ * Cores with 1-cycle vector ops may get earlier ones from their profile row.
  *
  * HChaCha20 is one serial block with nothing to interleave: the form the
  * path "chacha-one" picks for a lone ChaCha20 block (an xmm row set, or the
@@ -26,7 +31,7 @@ const chapoly_kernels chapoly_kernels_avx2 = {
     .name = "avx2",
     .features = "AVX2 BMI2",
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 0, .aead_chunk = 0,
-                .poly_vector_min = 22, .poly_stream_min = 32, .poly_warm_min = 16,
+                .poly_vector_min = 32, .poly_mac_min = 22, .poly_stream_min = 32, .poly_warm_min = 16,
                 .poly_prefix = 0, .poly_tail = 3, .first_max = 1984, .chacha_batch = 512,
                 .stream_min = 512, .span_pre = 512 },
     .chacha20_xor = chacha20_xor_avx2,

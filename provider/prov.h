@@ -66,6 +66,7 @@ typedef struct chapoly_provctx {
     const OSSL_CORE_HANDLE *handle;
     const chapoly_kernels *k; /* chosen once at init: &table */
     chapoly_kernels table;    /* the level, this CPU's profile, the forced paths */
+    chapoly_kernels mac;      /* table as the POLY1305 MAC runs it (chapoly_kernels_for_mac) */
     char paths[CHAPOLY_DESCRIBE_MAX]; /* chapoly_kernels_describe(k): the path choices in use */
     int stats;                /* counters are touched only when set */
     unsigned serve;           /* CHAPOLY_SERVE_*: the algorithms offered (prov_config.c) */

@@ -294,6 +294,7 @@ void chapoly_config_apply(chapoly_provctx *pc, const chapoly_config *cfg)
 
     chapoly_kernels_build(&pc->table, kernel, paths, &warning, &paths_warning);
     pc->k = &pc->table;
+    chapoly_kernels_for_mac(&pc->mac, pc->k);
     if (warning != NULL)
         report_kernel(kernel, warning, pc->k);
     if (paths_warning != NULL && first_time(&warned_paths))

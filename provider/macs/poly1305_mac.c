@@ -36,7 +36,7 @@ static void *poly_newctx(void *provctx)
     poly_mac_ctx *c = chapoly_ctx_zalloc(sizeof(*c));
 
     if (c != NULL) {
-        c->k = ((chapoly_provctx *)provctx)->k;
+        c->k = &((chapoly_provctx *)provctx)->mac;
         c->pc = provctx;
     }
     return c;

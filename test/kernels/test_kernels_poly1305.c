@@ -211,14 +211,15 @@ void shape_extremes(const char *level)
     static const char *const forced[] = {
         /* every vector path as early as it can be, nothing kept */
         "poly-vector=0 poly-vector2=1 poly-stream=0 poly-warm=0 poly-prefix=0 poly-tail=0 "
-        "poly-keep=0 multi-lanes=0 chacha-wide=1 chacha-pairs=1",
+        "poly-keep=0 multi-lanes=0 chacha-wide=1 chacha-pairs=1 poly-mac=1",
         /* scalar wherever a value can make it so */
         "poly-vector=100000 poly-vector2=0 poly-stream=100000 poly-warm=100000 "
         "poly-prefix=100000 poly-tail=100000 poly-keep=100000 multi-lanes=100000 chacha-wide=0 "
-        "chacha-pairs=0",
+        "chacha-pairs=0 poly-mac=100000",
         /* 16 lanes before 8, warm at once, long prefixes and tails */
         "poly-vector=100000 poly-vector2=16 poly-stream=0 poly-warm=8 poly-prefix=8 "
-        "poly-tail=100 poly-keep=100000 multi-lanes=1 chacha-wide=100000 chacha-pairs=3072",
+        "poly-tail=100 poly-keep=100000 multi-lanes=1 chacha-wide=100000 chacha-pairs=3072 "
+        "poly-mac=0",
     };
     const chapoly_kernels *k = chapoly_kernels_by_name(level);
     chapoly_kernels t;
@@ -228,6 +229,18 @@ void shape_extremes(const char *level)
         CHECK(strcmp(t.name, level) == 0, "shape extremes: built %s for %s", t.name, level);
         poly_calls_diff(&t);
         poly_multi_diff(&t);
+        {
+            /* the table the POLY1305 MAC runs: poly-mac in place of poly-vector */
+            chapoly_kernels mac;
+
+            chapoly_kernels_for_mac(&mac, &t);
+            CHECK(mac.shapes.poly_vector_min == (t.shapes.poly_mac_min != 0
+                                                     ? t.shapes.poly_mac_min
+                                                     : t.shapes.poly_vector_min),
+                  "shape extremes: %s MAC table poly-vector %u", level,
+                  (unsigned)mac.shapes.poly_vector_min);
+            poly_calls_diff(&mac);
+        }
         /* ChaCha20 again where the list changed one of its shapes */
         if (t.shapes.chacha_wide_min != k->shapes.chacha_wide_min ||
             t.shapes.chacha_pairs_min != k->shapes.chacha_pairs_min)
