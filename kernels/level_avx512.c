@@ -14,6 +14,8 @@
  * what each core prefers. A streaming refill is at least one zmm column
  * batch (stream-min 1024; with 2048 a 512-byte message in two updates
  * paid for 32 blocks of keystream: 0.98x the default, 1.25x with 1024).
+ * "avx512-noifma" takes its AVX2 Poly1305 crossovers from "avx2" (the MAC
+ * from 22 blocks, the AEADs from 32: level_avx2.c).
  * No function in these tables looks at the CPU: a table is handed out only
  * on a CPU that runs every object its functions live in. Entries a level
  * does not accelerate point at the portable functions. The ChaCha20 entries
@@ -46,7 +48,7 @@ const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .name = "avx512-noifma",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
     .shapes = { .one_block_rows = 1, .chacha_pairs_min = 2048, .aead_chunk = 0,
-                .poly_vector_min = 22, .poly_stream_min = 32, .poly_warm_min = 16,
+                .poly_vector_min = 32, .poly_mac_min = 22, .poly_stream_min = 32, .poly_warm_min = 16,
                 .poly_prefix = 0, .poly_tail = 3, .first_max = 1984, .chacha_batch = 1024,
                 .stream_min = 2048 },
     .chacha20_xor = chacha20_xor_avx512,

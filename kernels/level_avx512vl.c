@@ -4,7 +4,8 @@
  * chacha20_avx512vl.c) + AVX2 Poly1305, handed out by chapoly_kernels_best()
  * (dispatch.c, which also holds its mask) to Skylake-X and Cascade Lake
  * servers (family 6 model 0x55), which lower their clock under zmm load
- * and have no IFMA. No function in the table looks at the CPU. The
+ * and have no IFMA. Poly1305 crossovers as at "avx2" (level_avx2.c: the
+ * MAC from 22 blocks, the AEADs from 32). No function in the table looks at the CPU. The
  * ChaCha20 entries and the Poly1305 entries are owned by different kernel
  * files; keep each group's lines together.
  */
@@ -13,8 +14,8 @@
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
-    .shapes = { .one_block_rows = 1, .aead_chunk = 0, .poly_vector_min = 22,
-                .poly_stream_min = 32, .poly_warm_min = 16, .poly_prefix = 0, .poly_tail = 3,
+    .shapes = { .one_block_rows = 1, .aead_chunk = 0, .poly_vector_min = 32,
+                .poly_mac_min = 22, .poly_stream_min = 32, .poly_warm_min = 16, .poly_prefix = 0, .poly_tail = 3,
                 .first_max = 1984, .chacha_batch = 512, .stream_min = 512 },
     .chacha20_xor = chacha20_xor_avx512vl,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512vl,
