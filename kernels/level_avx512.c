@@ -30,7 +30,7 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 2048,
                 .aead_chunk = 16384, .poly_vector_min = 20, .poly_vector2_min = 64,
                 .poly_stream_min = 32, .poly_warm_min = 16, .poly_prefix = 3, .poly_tail = 3,
-                .poly_keep = 0, .multi_lanes_min = 2, .first_max = 1984, .chacha_batch = 1024,
+                .poly_keep = 64, .multi_lanes_min = 2, .first_max = 1984, .chacha_batch = 1024,
                 .stream_min = 1024 },
     .chacha20_xor = chacha20_xor_avx512,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512,

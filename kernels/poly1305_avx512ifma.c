@@ -91,11 +91,7 @@
  *                 then runs scalar instead of a partial batch (a 1215-byte
  *                 seal's 72 + 5 blocks: 0.92 -> 1.04x the pre-contract
  *                 build b460290; 2048 B as before, AMD EPYC family 26
- *                 model 2). The table's 0: every first vector call stores
- *                 them; with 64, a stream's refills (16-32 blocks each)
- *                 computed them again every time (bench_evp stream256 at
- *                 1.5-6 KiB 3-4 % slower; one-shots the same either way,
- *                 same machine);
+ *                 model 2);
  *   poly-tail     a call of fewer blocks than this that finds lanes pending
  *                 (or the blocks after the last whole batch of a call that
  *                 continues them) folds the lanes and hashes the blocks
