@@ -213,10 +213,10 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 }
 
 /*
- * Keystream with the key block for a first streamed update of len = 64..256
- * bytes: the key block and len, rounded up to 4 or 8 blocks in all (row and
- * column shapes of every level: the blocks made ahead cost little). A
- * message that ends here (a TLS 1.3 record, a QUIC packet) pays for little
+ * Keystream with the key block for a first streamed update of 65..256 bytes
+ * (up to 64: one block): the key block and len, rounded up to 4 or 8 blocks
+ * (row and column shapes of every level: the blocks made ahead cost little).
+ * A message that ends here (a TLS 1.3 record, a QUIC packet) pays for little
  * more than its own blocks; one that goes on finds keystream made.
  */
 static inline size_t aead_fill(const chapoly_aead_msg *a, size_t len)
@@ -248,7 +248,7 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
         size_t n = a->ks_len - a->batch_used;
 
         if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 blocks, or a batch */
-            aead_key_ahead(a, len < BLOCK ? BLOCK : aead_fill(a, len), 1);
+            aead_key_ahead(a, len <= BLOCK ? BLOCK : aead_fill(a, len), 1);
             continue;
         } else if (a->phase == PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);

@@ -498,6 +498,24 @@ static void stream_refill(const chapoly_kernels *k)
     int pairs = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= AEAD_BATCH_MAX &&
                 2 * k->shapes.chacha_batch >= AEAD_BATCH_MAX;
 
+    /*
+     * a first update of one block takes the key block and that block only (a
+     * 64-byte record or XChaCha20-Poly1305 message pays for two blocks); one
+     * of 65 bytes the 4-block shape
+     */
+    for (size_t first = 64; first <= 65; first++) {
+        unsigned want1 = first == 64 ? 64 : 192;
+
+        chapoly_aead_start(a, k, key, nonce);
+        chapoly_aead_text(a, piece, pt, first, 1);
+        CHECK(a->ks_len == want1 && a->ks_made == want1,
+              "%s fill: a first update of %zu bytes made %u bytes of keystream, not %u", k->name,
+              first, a->ks_len, want1);
+        chapoly_aead_finish(a, tag);
+        ref_seal(key, nonce, NULL, 0, pt, first, ct_ref, tag_ref);
+        CHECK(memcmp(tag, tag_ref, 16) == 0 && memcmp(piece, ct_ref, first) == 0,
+              "%s fill: %zu bytes in one update", k->name, first);
+    }
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
