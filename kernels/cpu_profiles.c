@@ -90,7 +90,15 @@ static const struct profile {
      * calls) the 8-lane start costs more than it saves below 24: TLS 1.3
      * records of 240-300 B 0.92-0.94x the pre-contract build b460290 with
      * 15, 0.99-1.01x with 24, the MAC still 1.10-1.53x the default there
-     * (bench_evp --base, measured). AVX2 Poly1305: the tables' values
+     * (bench_evp --base, measured). The one-shot MAC (no libssl between
+     * calls) takes 8 lanes from 16 blocks: 288-352 B 1.09-1.33x the default
+     * against 1.00-1.06x from 24. No scalar prefix beside the powers: in
+     * the level table's 3, the MAC at 24-26 and 40-42 blocks (384, 416,
+     * 672 B) hashed 8 more blocks with the scalar code and measured
+     * 0.90-0.98x the default, 1.04-1.11x with 0; seal and TLS 1.3 at
+     * 384 B-2 KiB no slower with 0 (measured; kernel-notes.md has a tight
+     * kernel loop where the prefix gained 10 %, which EVP calls do not
+     * show). AVX2 Poly1305: the tables' values
      * (the MAC from 22 blocks, the AEADs from 32; measured). The avx2 level's ChaCha20 runs two
      * 8-lane batches in flight from 2 KiB ("chacha-pairs"): one batch is
      * bound by its chain of 2-cycle ops and leaves ports idle; a lone pair
@@ -101,7 +109,7 @@ static const struct profile {
     { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, ANY, "avx2",
       "chacha-one=scalar aead=stitched chacha-pairs=2048" },
     { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, ANY, "avx512",
-      "chacha-one=scalar poly-vector=24 poly-vector2=32" },
+      "chacha-one=scalar poly-vector=24 poly-vector2=32 poly-prefix=0 poly-mac=16" },
     { "amd-zen5", CHAPOLY_VENDOR_AMD, 0x1a, ~0u, ANY, NULL, "chacha-one=scalar" },
 };
 
