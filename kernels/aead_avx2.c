@@ -141,7 +141,6 @@ CHAPOLY_INLINE void batch_hash_n_asm(const __m256i init[16], __m256i park[4], ui
 
 /* Overwrite the stack just below the caller's frame (stitched_range's, head_batch's). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
-CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
 
 /*
  * aead_xor_hash_range (kernels.h): batches of 512 bytes of text, the last
@@ -221,9 +220,15 @@ stitched_range(uint8_t *out, const uint8_t *in, size_t len, size_t pre, size_t h
     return 16 * done;
 }
 
-void aead_xor_hash_range_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len, size_t pre,
-                              size_t hash_len, const uint32_t key[8],
-                              const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+/*
+ * Inlined in both entries below, so that in aead_first_xor_hash_avx2 the
+ * one scrub after stitched_range also covers head_batch's frame, which
+ * lies at the same depth (a separate 1 KiB scrub for it cost 2-4 % of a
+ * 512-1024 byte seal).
+ */
+CHAPOLY_INLINE void range_body(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                               size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
+                               const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
 {
     const uint8_t *base = (enc ? out : in) - pre;
     size_t done = 0;
@@ -248,6 +253,13 @@ void aead_xor_hash_range_avx2(const chapoly_kernels *kt, uint8_t *out, const uin
         sc_blocks_mem(st->priv + W_H, st->priv + W_KEY, base + done, nb, 1);
         put64(st->priv + W_SCALAR, st->priv[W_SCALAR] + nb);
     }
+}
+
+void aead_xor_hash_range_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
+                              size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
+                              const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    range_body(kt, out, in, len, pre, hash_len, key, ctr_nonce, st, enc);
 }
 
 /*
@@ -333,9 +345,9 @@ void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uin
         return;
     }
     head_batch(kb, out, in, key, ctr_nonce);
-    scrub_stack_1k(); /* head_batch's frame: the input state and the parked round words */
     chapoly_aead_key_aad(kt, st, kb, aad, aadlen);
     chapoly_wipe(kb, sizeof(kb));
-    aead_xor_hash_range_avx2(kt, out + AEAD_HEAD, in + AEAD_HEAD, len - AEAD_HEAD, AEAD_HEAD,
-                             hash_len - AEAD_HEAD, key, cn, st, enc);
+    /* len > AEAD_HEAD: range_body's scrub runs, and covers head_batch's frame too */
+    range_body(kt, out + AEAD_HEAD, in + AEAD_HEAD, len - AEAD_HEAD, AEAD_HEAD,
+               hash_len - AEAD_HEAD, key, cn, st, enc);
 }
