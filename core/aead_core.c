@@ -17,8 +17,7 @@
  * everything before it is hashed. ks[] is wiped up to the most it held
  * (ks_made) on finish, verify, end and restart; ct[] holds ciphertext only.
  * A message with buffers for one block (chapoly_aead_small) takes its text
- * exactly: a batch never outgrows ks_cap, and none is made ahead.
- */
+ * exactly: a batch never outgrows ks_cap, and none is made ahead. */
 #include "aead_core.h"
 #include "bytes.h"
 
@@ -28,18 +27,16 @@
 #define KS(a) chapoly_msg_ks(a)
 #define CT(a) chapoly_msg_ct(a)
 
-/*
- * An update this long goes straight through the range kernel and makes the
+/* An update this long goes straight through the range kernel and makes the
  * keystream batches after it exact (the blocks needed): with big updates a
- * batch is the end of an update, mostly the message's last.
- */
+ * batch is the end of an update, mostly the message's last. */
 #define AEAD_BIG_UPDATE 1024
 #define AEAD_FILL_MAX 256 /* a first streamed update this short: keystream from the key block's call */
+#define AEAD_GRID_AT 256
 #define AEAD_KEY_AHEAD (3 * BLOCK) /* keystream with the key block when long AAD needs the key */
 #define PHASE_KEY AEAD_PHASE_KEY /* block 0 not made yet */
 #define PHASE_AAD AEAD_PHASE_AAD
 #define PHASE_TEXT AEAD_PHASE_TEXT
-#define PHASE_DONE AEAD_PHASE_DONE
 
 static const uint8_t aead_zeros[AEAD_BATCH_MAX]; /* input of keystream-only ChaCha20 calls */
 
@@ -181,8 +178,9 @@ static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, si
  * left by a span is made again), for need more bytes of text: the blocks
  * needed (exact), else half the text so far (at least the level's
  * shapes.stream_min) in whole batches of the level (shapes.chacha_batch),
- * up to ks_cap (then ending at a multiple of ks_cap of text, unless ks_cap
- * is one pair of the level's batches in flight; measured): at most half.
+ * up to ks_cap, then ending on the grid AEAD_GRID_AT + k ks_cap of text
+ * (unless ks_cap is one pair of the level's batches in flight; measured:
+ * a 4 or 8 KiB stream ends in a batch, 4097-4352 B need no 2 KiB refill).
  */
 static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 {
@@ -196,7 +194,8 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
         bytes = bytes > seen / 2 ? bytes : seen / 2 > k->shapes.stream_min ? seen / 2 : k->shapes.stream_min;
     bytes = bytes < a->ks_cap ? (bytes + round - 1) & ~(round - 1) : a->ks_cap;
     grid = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= a->ks_cap &&
-           2 * k->shapes.chacha_batch >= a->ks_cap ? 0 : a->ks_cap - (a->batch_start + full) % a->ks_cap;
+           2 * k->shapes.chacha_batch >= a->ks_cap ? 0
+           : a->ks_cap - (a->batch_start + full + a->ks_cap - AEAD_GRID_AT % a->ks_cap) % a->ks_cap;
     bytes = bytes < a->ks_cap ? bytes : !exact && grid >= tail + need ? grid : a->ks_cap;
     if (full > 0) {
         k->poly1305_blocks(k, &a->poly, ct, full, 1);
@@ -297,7 +296,7 @@ void chapoly_msg_tag(chapoly_aead_msg *a, uint8_t tag[16])
 {
     a->k->poly1305_final(a->k, &a->poly, tag);
     a->batch_used = 0;
-    a->phase = PHASE_DONE;
+    a->phase = AEAD_PHASE_DONE;
     aead_drop_keystream(a);
 }
 
@@ -332,7 +331,7 @@ void chapoly_msg_end(chapoly_aead_msg *a)
         chapoly_wipe(a->aad_buf, a->aad_buffered);
     a->aad_buffered = 0;
     aead_drop_keystream(a);
-    a->phase = PHASE_DONE;
+    a->phase = AEAD_PHASE_DONE;
 }
 
 void chapoly_msg_clear(chapoly_aead_msg *a)
