@@ -101,22 +101,22 @@ int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
 
         switch (p->key[0]) {
         case 'i':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0)
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_IVLEN))
                 ok = chapoly_param_set_size_t(p, c->ivlen);
             break;
         case 'k':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0)
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_KEYLEN))
                 ok = chapoly_param_set_size_t(p, CHACHA20_KEY_BYTES);
             break;
         case 'p':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) == 0 &&
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) &&
                 !chapoly_pipeline_get_tags(c, p))
                 return 0;
             break;
         case 't':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAGLEN) == 0) {
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TAGLEN)) {
                 ok = chapoly_param_set_size_t(p, c->tag_len);
-            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAG) == 0) {
+            } else if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TAG)) {
                 if (p->data_type != OSSL_PARAM_OCTET_STRING) {
                     CHAPOLY_ERR(PROV_R_FAILED_TO_GET_PARAMETER, "tag must be an octet string");
                     return 0;
@@ -135,7 +135,7 @@ int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                 if (p->data != NULL) /* NULL data: a size query */
                     memcpy(p->data, c->tag, p->data_size);
                 p->return_size = p->data_size;
-            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) == 0 &&
+            } else if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) &&
                        c->ivlen == CHACHA20_NONCE_BYTES) { /* XChaCha has no TLS record mode */
                 ok = chapoly_param_set_size_t(p, POLY1305_TAG_BYTES);
             }
@@ -158,7 +158,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 
         switch (p->key[0]) {
         case 'k':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_KEYLEN) == 0) {
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
                 if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_KEY_BYTES) {
                     if (p->data != NULL) /* else it said why */
                         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
@@ -167,7 +167,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
             }
             break;
         case 'i':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_IVLEN) == 0) {
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
                 if (!chapoly_param_get_size_t(p, &v) || v != c->ivlen) {
                     if (p->data != NULL) /* else it said why */
                         CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only %zu-byte IVs", c->ivlen);
@@ -176,7 +176,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
             }
             break;
         case 't':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TAG) == 0) {
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TAG)) {
                 if (p->data_type != OSSL_PARAM_OCTET_STRING) {
                     CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "tag must be an octet string");
                     return 0;
@@ -195,22 +195,22 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                     c->tag_set = 1; /* this message's, or the next one's (aead_state.c) */
                 }
                 c->tag_len = p->data_size;
-            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD) == 0) {
+            } else if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD)) {
                 if (!aead_set_tls_aad(c, p))
                     return 0;
-            } else if (strcmp(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED) == 0) {
+            } else if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_IV_FIXED)) {
                 if (!aead_set_tls_fixed_iv(c, p))
                     return 0;
             }
             break;
         case 'p':
-            if (strcmp(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) == 0 &&
+            if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG) &&
                 !chapoly_pipeline_set_tags(c, p))
                 return 0;
             break;
 #ifdef CHAPOLY_TEST_HOOKS
         case 'c':
-            if (strcmp(p->key, "chapoly-test-text-len") == 0) {
+            if (chapoly_key_is(p->key, "chapoly-test-text-len")) {
                 uint64_t t;
                 if (p->data == NULL || !OSSL_PARAM_get_uint64(p, &t) || t > CHAPOLY_AEAD_MAX_TEXT)
                     return 0;
