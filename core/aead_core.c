@@ -133,25 +133,26 @@ __attribute__((noinline)) static void aead_key_ahead(chapoly_aead_msg *a, size_t
 
 /*
  * A span at a block boundary with no keystream made ahead: len bytes
- * straight through the range kernel, the collected ciphertext first. On a
- * level that carries collected ciphertext into a span (shapes.span_pre: a
- * stitched range), sealing whole blocks that fit ct[] after it, the text is
- * sealed there with the collected ciphertext as its pre bytes, and the last
- * span_pre bytes of ciphertext stay collected for the next span or the
- * finish.
+ * straight through the range kernel, the collected ciphertext first. Where
+ * the range carries collected ciphertext (shapes.span_pre: stitched) and the
+ * text fits ct[] after it, it is sealed there with that as its pre bytes; a
+ * big span of whole blocks keeps its last span_pre bytes for the next span
+ * or the finish (carry), any other span its partial block only.
  */
 static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size_t len,
                         int enc)
 {
     const chapoly_kernels *k = a->k;
     size_t pre = a->batch_used, keep = k->shapes.span_pre, hashed = len & ~BLOCK_MASK;
+    int carry = len >= AEAD_BIG_UPDATE && hashed == len;
     uint8_t *ct = CT(a);
     uint32_t ctr_nonce[4];
 
     aead_ctr(a, a->batch_start + pre, ctr_nonce);
-    if (enc && keep != 0 && len >= AEAD_BIG_UPDATE && hashed == len && pre + len <= a->ks_cap) {
+    if (enc && keep != 0 && pre + len <= a->ks_cap && (carry || pre > 0)) {
         uint8_t *c = ct + pre;
 
+        keep = carry ? keep : len - hashed;
         memcpy(c, in, len);
         k->aead_xor_hash_range(k, c, c, len, pre, len - keep, a->key, ctr_nonce, &a->poly, 1);
         memcpy(out, c, len);
