@@ -17,7 +17,8 @@
  * everything before it is hashed. ks[] is wiped up to the most it held
  * (ks_made) on finish, verify, end and restart; ct[] holds ciphertext only.
  * A message with buffers for one block (chapoly_aead_small) takes its text
- * exactly: a batch never outgrows ks_cap, and none is made ahead. */
+ * exactly: a batch never outgrows ks_cap, and none is made ahead.
+ */
 #include "aead_core.h"
 #include "bytes.h"
 
@@ -27,16 +28,15 @@
 #define KS(a) chapoly_msg_ks(a)
 #define CT(a) chapoly_msg_ct(a)
 
-/* An update this long goes straight through the range kernel and makes the
+/*
+ * An update this long goes straight through the range kernel and makes the
  * keystream batches after it exact (the blocks needed): with big updates a
- * batch is the end of an update, mostly the message's last. */
+ * batch is the end of an update, mostly the message's last.
+ */
 #define AEAD_BIG_UPDATE 1024
 #define AEAD_FILL_MAX 256 /* a first streamed update this short: keystream from the key block's call */
 #define AEAD_GRID_AT 256
 #define AEAD_KEY_AHEAD (3 * BLOCK) /* keystream with the key block when long AAD needs the key */
-#define PHASE_KEY AEAD_PHASE_KEY /* block 0 not made yet */
-#define PHASE_AAD AEAD_PHASE_AAD
-#define PHASE_TEXT AEAD_PHASE_TEXT
 
 static const uint8_t aead_zeros[AEAD_BATCH_MAX]; /* input of keystream-only ChaCha20 calls */
 
@@ -78,7 +78,7 @@ static size_t aead_first(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, s
     const chapoly_kernels *k = a->k;
     size_t hashed = len & ~BLOCK_MASK;
 
-    a->phase = PHASE_TEXT;
+    a->phase = AEAD_PHASE_TEXT;
     a->aad_buffered = 0;
     if (!enc && len > 0 && aead_overlap(out, in, len)) {
         _Alignas(64) uint8_t s[AEAD_STAGE_MAX];
@@ -120,7 +120,7 @@ __attribute__((noinline)) static void aead_key_ahead(chapoly_aead_msg *a, size_t
     if (aad_done) {
         chapoly_aead_key_aad(a->k, &a->poly, kb, a->aad_buf, a->aad_buffered);
         a->aad_buffered = 0;
-        a->phase = PHASE_TEXT;
+        a->phase = AEAD_PHASE_TEXT;
     } else {
         chapoly_msg_aad_end(a, kb, NULL);
     }
@@ -143,16 +143,16 @@ static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, si
                         int enc)
 {
     const chapoly_kernels *k = a->k;
-    size_t pre = a->batch_used, keep = k->shapes.span_pre, hashed = len & ~BLOCK_MASK;
+    size_t pre = a->batch_used, hashed = len & ~BLOCK_MASK;
     int carry = len >= AEAD_BIG_UPDATE && hashed == len;
+    size_t keep = carry ? k->shapes.span_pre : len - hashed; /* what stays collected */
     uint8_t *ct = CT(a);
     uint32_t ctr_nonce[4];
 
     aead_ctr(a, a->batch_start + pre, ctr_nonce);
-    if (enc && keep != 0 && pre + len <= a->ks_cap && (carry || pre > 0)) {
+    if (enc && k->shapes.span_pre != 0 && pre + len <= a->ks_cap && (carry || pre > 0)) {
         uint8_t *c = ct + pre;
 
-        keep = carry ? keep : len - hashed;
         memcpy(c, in, len);
         k->aead_xor_hash_range(k, c, c, len, pre, len - keep, a->key, ctr_nonce, &a->poly, 1);
         memcpy(out, c, len);
@@ -238,19 +238,19 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
 {
     int exact = !ahead || len >= AEAD_BIG_UPDATE || a->last_len >= AEAD_BIG_UPDATE;
 
-    if (a->phase == PHASE_AAD) { /* streamed AAD, the MAC keyed already: its padding */
+    if (a->phase == AEAD_PHASE_AAD) { /* streamed AAD, the MAC keyed already: its padding */
         chapoly_poly1305_padded(a->k, &a->poly, a->poly.buf, a->poly.buflen);
         a->poly.buflen = 0;
-        a->phase = PHASE_TEXT;
+        a->phase = AEAD_PHASE_TEXT;
     }
     a->text_len += len;
-    while (len > 0 || a->phase == PHASE_KEY) {
+    while (len > 0 || a->phase == AEAD_PHASE_KEY) {
         size_t n = a->ks_len - a->batch_used;
 
-        if (a->phase == PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 blocks, or a batch */
+        if (a->phase == AEAD_PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 blocks or a batch */
             aead_key_ahead(a, len <= BLOCK ? BLOCK : aead_fill(a, len), 1);
             continue;
-        } else if (a->phase == PHASE_KEY) {
+        } else if (a->phase == AEAD_PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);
         } else if (n > 0) {
             n = n < len ? n : len;
@@ -304,7 +304,7 @@ void chapoly_msg_tag(chapoly_aead_msg *a, uint8_t tag[16])
 /* The collected ciphertext and the lengths block in one call, then the tag. */
 static void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
 {
-    if (a->phase == PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
+    if (a->phase == AEAD_PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
         aead_text(a, CT(a), CT(a), 0, 1, a->aad_buf, a->aad_buffered, 0);
     a->k->poly1305_blocks(a->k, &a->poly, CT(a), chapoly_msg_lengths(a), 1);
     chapoly_msg_tag(a, tag);
@@ -326,7 +326,7 @@ static int aead_check(chapoly_aead_msg *a, const uint8_t *tag, size_t taglen)
 
 void chapoly_msg_end(chapoly_aead_msg *a)
 {
-    if (a->phase == PHASE_AAD || a->phase == PHASE_TEXT)
+    if (a->phase == AEAD_PHASE_AAD || a->phase == AEAD_PHASE_TEXT)
         chapoly_wipe(&a->poly, sizeof(a->poly)); /* a finish wipes it itself */
     if (a->aad_buffered != 0)
         chapoly_wipe(a->aad_buf, a->aad_buffered);
@@ -344,11 +344,11 @@ void chapoly_msg_clear(chapoly_aead_msg *a)
 /* AAD that fits aad_buf waits for the key block's batch; longer AAD needs the MAC key now. */
 void chapoly_msg_aad(chapoly_aead_msg *a, const uint8_t *aad, size_t len)
 {
-    if (a->phase == PHASE_KEY && len <= sizeof(a->aad_buf) - a->aad_buffered) {
+    if (a->phase == AEAD_PHASE_KEY && len <= sizeof(a->aad_buf) - a->aad_buffered) {
         memcpy(a->aad_buf + a->aad_buffered, aad, len);
         a->aad_buffered += (unsigned)len;
     } else {
-        if (a->phase == PHASE_KEY)
+        if (a->phase == AEAD_PHASE_KEY)
             aead_key_ahead(a, a->ks_cap < AEAD_KEY_AHEAD ? a->ks_cap : AEAD_KEY_AHEAD, 0);
         chapoly_poly1305_update(a->k, &a->poly, aad, len);
     }
@@ -420,7 +420,7 @@ __attribute__((noinline)) static void aead_text_streaming(chapoly_aead_msg *a, u
  * unrelated code (16-byte updates measured 5 % apart between two placements). */
 __attribute__((aligned(64))) void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc)
 {
-    if (a->phase == PHASE_TEXT && len <= a->ks_len - a->batch_used) {
+    if (a->phase == AEAD_PHASE_TEXT && len <= a->ks_len - a->batch_used) {
         /* keystream made ahead covers it: no kernel call */
         chacha20_xor_collect(out, in, a->ks + a->batch_used, a->ct + a->batch_used, len, enc);
         a->batch_used += (unsigned)len;
