@@ -35,7 +35,6 @@
  */
 #define AEAD_BIG_UPDATE 1024
 #define AEAD_FILL_MAX 256 /* a first streamed update this short: keystream from the key block's call */
-#define AEAD_GRID_AT 256
 #define AEAD_KEY_AHEAD (3 * BLOCK) /* keystream with the key block when long AAD needs the key */
 
 static const uint8_t aead_zeros[AEAD_BATCH_MAX]; /* input of keystream-only ChaCha20 calls */

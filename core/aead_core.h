@@ -42,6 +42,8 @@ extern "C" {
  * of ks[0] and ct[0]; everything before it is hashed.
  */
 #define AEAD_BATCH_MAX 2048
+/* Streamed refills past ks_cap end on the grid AEAD_GRID_AT + k ks_cap of text (aead_core.c). */
+#define AEAD_GRID_AT 256
 /* AAD up to this long waits for the key block (one kernel call for both). */
 #define CHAPOLY_AEAD_AAD_BUF 64
 

@@ -535,10 +535,10 @@ static void stream_refill(const chapoly_kernels *k)
 
         want = (want + k->shapes.chacha_batch - 1) / k->shapes.chacha_batch * k->shapes.chacha_batch;
 
-        /* else the grid: refills end at 256 + k AEAD_BATCH_MAX bytes of text */
+        /* else the grid: refills end at AEAD_GRID_AT + k AEAD_BATCH_MAX bytes of text */
         if (want >= AEAD_BATCH_MAX)
             want = pairs ? AEAD_BATCH_MAX
-                         : AEAD_BATCH_MAX - (seen + AEAD_BATCH_MAX - 256) % AEAD_BATCH_MAX;
+                         : AEAD_BATCH_MAX - (seen + AEAD_BATCH_MAX - AEAD_GRID_AT) % AEAD_BATCH_MAX;
         if (a->ks_len != before)
             CHECK(a->ks_len == want, "%s refill: after %zu bytes a batch of %u, not %zu", k->name,
                   seen, a->ks_len, want);
