@@ -205,26 +205,41 @@ CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
 
 /*
  * Zero n state words (a multiple of 8) with aligned vector stores, as wide
- * as the level's flags allow; the barrier keeps the stores (the state may
- * never be read again). rep stos (what GCC makes of memset here) cost more
- * than the rest of a short MAC.
+ * as the level's flags allow, four to a barrier (the barrier keeps the
+ * stores: the state may never be read again; rep stos, what GCC makes of
+ * memset or of a bare loop here, cost more than the rest of a short MAC;
+ * one store per iteration cost a loop branch per store).
  */
 static inline void wipe_words(uint64_t *p, size_t n)
 {
 #ifdef __AVX512F__
     const __m512i z = _mm512_setzero_si512();
+    size_t i = 0;
 
-    for (size_t i = 0; i < n; i += 8) {
+    for (; i + 32 <= n; i += 32) {
         _mm512_store_si512((void *)(p + i), z);
-        /* per store: GCC turns the bare loop into rep stos */
+        _mm512_store_si512((void *)(p + i + 8), z);
+        _mm512_store_si512((void *)(p + i + 16), z);
+        _mm512_store_si512((void *)(p + i + 24), z);
+        __asm__ volatile("" : : "r"(p + i) : "memory");
+    }
+    for (; i < n; i += 8) {
+        _mm512_store_si512((void *)(p + i), z);
         __asm__ volatile("" : : "r"(p + i) : "memory");
     }
 #else
     const __m256i z = _mm256_setzero_si256();
+    size_t i = 0;
 
-    for (size_t i = 0; i < n; i += 4) {
+    for (; i + 16 <= n; i += 16) {
         _mm256_store_si256((__m256i *)(p + i), z);
-        /* per store: GCC turns the bare loop into rep stos */
+        _mm256_store_si256((__m256i *)(p + i + 4), z);
+        _mm256_store_si256((__m256i *)(p + i + 8), z);
+        _mm256_store_si256((__m256i *)(p + i + 12), z);
+        __asm__ volatile("" : : "r"(p + i) : "memory");
+    }
+    for (; i < n; i += 4) {
+        _mm256_store_si256((__m256i *)(p + i), z);
         __asm__ volatile("" : : "r"(p + i) : "memory");
     }
 #endif
@@ -232,51 +247,69 @@ static inline void wipe_words(uint64_t *p, size_t n)
 
 /*
  * Value v = v0 + 2^64 v1 + 2^128 v2 with v2 < 2^62 folded to v2 <= 4
- * (same residue mod p).
+ * (same residue mod p). Explicit carries, as in sc_mul_r: GCC made of the
+ * unsigned __int128 sums about twice the instructions (zeroed high words,
+ * adds of zero), and a final reduction is part of every tag.
  */
 CHAPOLY_INLINE sc_hash sc_fold(uint64_t v0, uint64_t v1, uint64_t v2)
 {
+    unsigned long long t0, t1;
+    unsigned char c = _addcarry_u64(0, v0, (v2 & ~(uint64_t)3) + (v2 >> 2), &t0);
     sc_hash h;
-    uint64_t c = (v2 & ~(uint64_t)3) + (v2 >> 2);
-    sc_u128 t = (sc_u128)v0 + c;
 
-    h.h0 = (uint64_t)t;
-    t = (sc_u128)v1 + (uint64_t)(t >> 64);
-    h.h1 = (uint64_t)t;
-    h.h2 = (v2 & 3) + (uint64_t)(t >> 64);
+    c = _addcarry_u64(c, v1, 0, &t1);
+    h.h0 = t0;
+    h.h1 = t1;
+    h.h2 = (v2 & 3) + c;
     return h;
 }
 
 /*
- * tag = (h mod p + s) mod 2^128, for h2 <= 7. Constant time: the choice
- * between h and h - p is a mask hidden from the optimiser.
+ * tag = (h mod p + s) mod 2^128, for h2 <= 7. Constant time: no branch,
+ * the choice between h and h - p is a mask. One asm block: the C forms
+ * (unsigned __int128 sums, or _addcarry_u64 with the tag stored from the
+ * words) came out of GCC about twice as long, and the _addcarry_u64 one
+ * kept h + 5 and the tag words in dead stack slots.
  */
 CHAPOLY_INLINE void sc_final(sc_hash h, uint64_t s0, uint64_t s1,
                              uint8_t tag[16])
 {
-    sc_u128 t;
+    uint64_t h0 = h.h0, h1 = h.h1, h2 = h.h2, t, g0, g1;
 
-    /* After this fold h < 2^130 + 5, so at most one subtraction of p. */
-    h = sc_fold(h.h0, h.h1, h.h2);
-    t = (sc_u128)h.h0 + 5;
-    uint64_t g0 = (uint64_t)t;
-    t = (sc_u128)h.h1 + (uint64_t)(t >> 64);
-    uint64_t g1 = (uint64_t)t;
-    uint64_t g2 = h.h2 + (uint64_t)(t >> 64);
-    /* g2 >= 4 exactly when h + 5 >= 2^130, i.e. h >= p. */
-    uint64_t mask = value_barrier_u64(0 - (g2 >> 2));
-    uint64_t f0 = (h.h0 & ~mask) | (g0 & mask);
-    uint64_t f1 = (h.h1 & ~mask) | (g1 & mask);
-
-    t = (sc_u128)f0 + s0;
-    f0 = (uint64_t)t;
-    f1 = f1 + s1 + (uint64_t)(t >> 64);
-    /*
-     * x86 only, so little-endian: one store per word. (store64_le's byte
-     * stores were turned by GCC's SLP vectoriser into ~30 byte inserts.)
-     */
-    memcpy(tag, &f0, 8);
-    memcpy(tag + 8, &f1, 8);
+    __asm__ volatile(
+        /* fold: h += (h2 >> 2) * 5, h2 &= 3; then h < 2^130 + 5 */
+        "movq %[h2], %[t]\n\t"
+        "andq $-4, %[t]\n\t"
+        "movq %[h2], %[g0]\n\t"
+        "shrq $2, %[g0]\n\t"
+        "addq %[g0], %[t]\n\t"
+        "andq $3, %[h2]\n\t"
+        "addq %[t], %[h0]\n\t"
+        "adcq $0, %[h1]\n\t"
+        "adcq $0, %[h2]\n\t"
+        /* g = h + 5; g2 >= 4 exactly when h >= p: mask = -(g2 >> 2) */
+        "movq %[h0], %[g0]\n\t"
+        "addq $5, %[g0]\n\t"
+        "movq %[h1], %[g1]\n\t"
+        "adcq $0, %[g1]\n\t"
+        "adcq $0, %[h2]\n\t"
+        "shrq $2, %[h2]\n\t"
+        "negq %[h2]\n\t"
+        /* f = h ^ ((h ^ g) & mask), then f + s mod 2^128 */
+        "xorq %[h0], %[g0]\n\t"
+        "andq %[h2], %[g0]\n\t"
+        "xorq %[g0], %[h0]\n\t"
+        "xorq %[h1], %[g1]\n\t"
+        "andq %[h2], %[g1]\n\t"
+        "xorq %[g1], %[h1]\n\t"
+        "addq %[s0], %[h0]\n\t"
+        "adcq %[s1], %[h1]\n\t"
+        "movq %[h0], 0(%[tag])\n\t"
+        "movq %[h1], 8(%[tag])"
+        : [h0] "+&r"(h0), [h1] "+&r"(h1), [h2] "+&r"(h2), [t] "=&r"(t), [g0] "=&r"(g0),
+          [g1] "=&r"(g1)
+        : [s0] "rm"(s0), [s1] "rm"(s1), [tag] "r"(tag)
+        : "cc", "memory");
 }
 
 #endif
