@@ -13,8 +13,11 @@
  *   h <- h * r^8 + m1 * r^4 + m2,
  * where m1 * r^4 does not depend on h: one multiply and one carry on the
  * critical path per 128 bytes. The message limbs of m2 start the product
- * sums. As in poly1305_avx512ifma.c the lanes stay pending across calls that
- * end on a whole batch; the hash is then sum_j H_j r^(4-j). A call that
+ * sums. The first vector call on a state (no key powers yet: a one-shot
+ * MAC, an AEAD's text) folds its lanes at its end from registers, as in
+ * poly1305_avx512ifma.c; later calls leave them pending when they end on a
+ * whole batch, for the next one to continue; the hash is then
+ * sum_j H_j r^(4-j). A call that
  * continues them and ends with k >= poly-tail extra blocks puts those in
  * the last k lanes and applies the final powers at once:
  *   hash = sum_j H_j (r^(4-j) r^k) + M_j r^(4-j);
@@ -349,15 +352,14 @@ CHAPOLY_INLINE void store_scalar(uint64_t *p, sc_hash r)
 }
 
 /*
- * The lanes at W_LANES times their final powers V4, summed into the
- * radix-2^64 hash at W_H: one product limb at a time, the powers as memory
- * operands (few live registers: with all of V4 in registers GCC spilled
- * them to the stack).
+ * Lanes h times their final powers V4, summed into a radix-2^64 hash: one
+ * product limb at a time, the powers as memory operands (few live
+ * registers: with all of V4 in registers GCC spilled them to the stack).
  */
-static __attribute__((noinline)) void fold4(uint64_t *p)
+CHAPOLY_INLINE sc_hash fold_lanes(const uint64_t *p, v5 h)
 {
     const __m256i *v = (const __m256i *)(p + W_POW); /* r0..r4, s1..s4 */
-    v5 h = v5_load(p + W_LANES), d;
+    v5 d;
 
 #define T(x, i) MUL(x, _mm256_load_si256(v + (i)))
     d.l0 = ADD(ADD(T(h.l0, 0), T(h.l1, 8)), ADD(ADD(T(h.l2, 7), T(h.l3, 6)), T(h.l4, 5)));
@@ -366,7 +368,13 @@ static __attribute__((noinline)) void fold4(uint64_t *p)
     d.l3 = ADD(ADD(T(h.l0, 3), T(h.l1, 2)), ADD(ADD(T(h.l2, 1), T(h.l3, 0)), T(h.l4, 8)));
     d.l4 = ADD(ADD(T(h.l0, 4), T(h.l1, 3)), ADD(ADD(T(h.l2, 2), T(h.l3, 1)), T(h.l4, 0)));
 #undef T
-    store_scalar(p, acc_to_scalar(d));
+    return acc_to_scalar(d);
+}
+
+/* The pending lanes at W_LANES folded into the hash at W_H. */
+static __attribute__((noinline)) void fold4(uint64_t *p)
+{
+    store_scalar(p, fold_lanes(p, v5_load(p + W_LANES)));
 }
 
 /*
@@ -418,6 +426,7 @@ static __attribute__((noinline)) size_t run4(uint64_t *p, const uint8_t *in, siz
 {
     const __m256i padv = _mm256_set1_epi64x((long long)(padbit << 24));
     unsigned st = (unsigned)p[W_STATE];
+    int once = !(st & (ST_POW | ST_L4));
     v5 h;
 
     if (st & ST_L4) {
@@ -470,6 +479,11 @@ static __attribute__((noinline)) size_t run4(uint64_t *p, const uint8_t *in, siz
         h = avx2_carry(avx2_mad(d, h, r8));
         in += 128;
         nb -= 8;
+    }
+    if (once) { /* whole batches (the prefix took nb mod 4): fold now, from registers */
+        store_scalar(p, fold_lanes(p, h));
+        p[W_STATE] = st;
+        return 0;
     }
     v5_store(p + W_LANES, h);
     p[W_STATE] = nb == 0 ? st | ST_L4 : st & ~ST_L4;
