@@ -306,6 +306,52 @@ static void test_null_param_data(void)
     EVP_MAC_CTX_free(mc);
 }
 
+/*
+ * The size in each integer form a caller may ask for it (the provider answers
+ * a size_t directly, the rest through OSSL_PARAM_set_size_t): the same value
+ * and return_size as the default provider's EVP_MAC_get_params (its POLY1305
+ * has no context parameters), from both of ours.
+ */
+static void test_size_forms(void)
+{
+    static const struct {
+        unsigned type;
+        size_t bytes;
+    } forms[] = { { OSSL_PARAM_UNSIGNED_INTEGER, sizeof(size_t) },
+                  { OSSL_PARAM_UNSIGNED_INTEGER, sizeof(uint32_t) },
+                  { OSSL_PARAM_INTEGER, sizeof(int64_t) },
+                  { OSSL_PARAM_INTEGER, sizeof(int32_t) } };
+    EVP_MAC_CTX *mo = EVP_MAC_CTX_new(ours), *mr = EVP_MAC_CTX_new(ref);
+
+    T_OK(mo != NULL && mr != NULL, "EVP_MAC_CTX_new");
+    for (size_t f = 0; mo != NULL && mr != NULL && f < sizeof(forms) / sizeof(forms[0]); f++) {
+        unsigned char vo[8], vr[8];
+        OSSL_PARAM po[2] = { { OSSL_MAC_PARAM_SIZE, forms[f].type, vo, forms[f].bytes,
+                               OSSL_PARAM_UNMODIFIED }, OSSL_PARAM_END };
+        OSSL_PARAM pr[2] = { { OSSL_MAC_PARAM_SIZE, forms[f].type, vr, forms[f].bytes,
+                               OSSL_PARAM_UNMODIFIED }, OSSL_PARAM_END };
+
+        memset(vo, 0xa5, sizeof(vo));
+        memset(vr, 0xa5, sizeof(vr));
+        int okr = EVP_MAC_get_params(ref, pr);
+
+        for (int ctx = 0; ctx < 2; ctx++) {
+            int ok = ctx ? EVP_MAC_CTX_get_params(mo, po) : EVP_MAC_get_params(ours, po);
+
+            T_OK(ok == 1 && okr == 1 && po[0].return_size == pr[0].return_size &&
+                 memcmp(vo, vr, 8) == 0,
+                 "size as type %u of %zu bytes (%s): %d/%d, return_size %zu/%zu (ours/default)",
+                 forms[f].type, forms[f].bytes, ctx ? "context" : "algorithm", ok, okr,
+                 po[0].return_size, pr[0].return_size);
+            memset(vo, 0xa5, sizeof(vo));
+            po[0].return_size = OSSL_PARAM_UNMODIFIED;
+        }
+    }
+    T_OK(mo != NULL && EVP_MAC_CTX_get_mac_size(mo) == 16, "EVP_MAC_CTX_get_mac_size");
+    EVP_MAC_CTX_free(mo);
+    EVP_MAC_CTX_free(mr);
+}
+
 int main(void)
 {
     t_setup();
@@ -317,6 +363,7 @@ int main(void)
         test_key_rules();
         test_procedural();
         test_null_param_data();
+        test_size_forms();
     }
     EVP_MAC_free(ours);
     EVP_MAC_free(ref);
