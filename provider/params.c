@@ -27,7 +27,7 @@ static int real_size_query(OSSL_PARAM *p)
     return 1;
 }
 
-int chapoly_param_set_size_t(OSSL_PARAM *p, size_t v)
+int chapoly_param_set_size_t_(OSSL_PARAM *p, size_t v)
 {
     return real_size_query(p) || OSSL_PARAM_set_size_t(p, v);
 }
