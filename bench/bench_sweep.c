@@ -75,6 +75,10 @@ static void usage(FILE *f)
             "  --reps N          repetitions of the first pass (default 5)\n"
             "  --rereps N        repetitions when re-measuring (default 11)\n"
             "  --near X          re-measure cells whose ratio is below X (default 1.02)\n"
+            "  --spread S        the re-measure's repetitions start at least S / (N - 1) seconds\n"
+            "                    apart, over S seconds or more (default 15, --quick 0): the host\n"
+            "                    changes speed for seconds at a time, and every repetition within\n"
+            "                    one such stretch would judge the cell by it\n"
             "  --csv FILE        the results (default sweep.csv)\n"
             "  --png FILE        the heat map (default: the CSV's name with .png)\n"
             "  --report CSV      no measuring: the report and heat map of an earlier run\n"
@@ -203,7 +207,7 @@ static void parse_levels(const char *s)
 
 static void parse_args(int argc, char **argv)
 {
-    int full = 0, budget_given = 0;
+    int full = 0, budget_given = 0, spread_given = 0;
 
     scfg.reps = 5;
     scfg.rereps = 11;
@@ -241,6 +245,9 @@ static void parse_args(int argc, char **argv)
             scfg.rereps = atoi(NEXT());
         } else if (!strcmp(a, "--near")) {
             scfg.near = atof(NEXT());
+        } else if (!strcmp(a, "--spread")) {
+            scfg.spread_s = atof(NEXT());
+            spread_given = 1;
         } else if (!strcmp(a, "--csv")) {
             scfg.csv = NEXT();
         } else if (!strcmp(a, "--png")) {
@@ -277,6 +284,10 @@ static void parse_args(int argc, char **argv)
         die("sweep: bad --burst, --near or --base-worse");
     if (!budget_given)
         scfg.budget_s = scfg.quick ? 40 : 540;
+    if (!spread_given)
+        scfg.spread_s = scfg.quick ? 0 : 15;
+    if (scfg.spread_s < 0 || scfg.spread_s > 600)
+        die("sweep: --spread must be 0..600 seconds");
     if (scfg.budget_s <= 0)
         die("sweep: --budget must be positive");
     if (!scfg.sizes_given)

@@ -53,6 +53,7 @@ struct sweep_cfg {
     double burst_ms;               /* forced burst length; 0: from the budget */
     int reps, rereps;              /* repetitions: first pass, re-measure */
     double near;                   /* re-measure cells with a ratio below this */
+    double spread_s;               /* re-measure: repetitions spread over at least this */
     double base_worse;             /* --base: cells with ratio_base below this count as worse */
     const char *csv, *png;
     const char *report_only;       /* --report CSV: no measuring */

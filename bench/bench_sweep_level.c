@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EXIT_LEVEL_ABSENT 3
@@ -256,17 +257,37 @@ static void shorten(cell *cells, int ncells, double f)
     g_burst_ns *= f;
 }
 
-/* reps repetitions of every cell; with a deadline (ns, 0: none), samples shorten to meet it. */
-static void run_pass(cell *cells, int ncells, bufset *b, int reps, double deadline,
+/* Sleep until now_ns() reaches t (ns). */
+static void sleep_until(double t)
+{
+    for (double now = now_ns(); now < t; now = now_ns()) {
+        struct timespec ts = { (time_t)((t - now) / 1e9), (long)fmod(t - now, 1e9) };
+
+        nanosleep(&ts, NULL);
+    }
+}
+
+/*
+ * reps repetitions of every cell; with a deadline (ns, 0: none), samples
+ * shorten to meet it (judged by the time measuring, not the waits); with a
+ * span (ns, 0: none), repetition r starts no earlier than r / (reps - 1) of
+ * it after the first.
+ */
+static void run_pass(cell *cells, int ncells, bufset *b, int reps, double deadline, double span,
                      const char *level, const char *pass)
 {
-    double t0 = now_ns();
+    double t0 = now_ns(), busy = 0;
 
     cfg.reps = reps;
     for (int r = 0; r < reps; r++) {
+        if (span > 0 && r > 0)
+            sleep_until(t0 + span * r / (reps - 1));
         progress(level, pass, r, reps);
+        double tr = now_ns();
         run_repetition(cells, ncells, b, r);
-        double now = now_ns(), need = (now - t0) / (r + 1) * (reps - r - 1);
+        double now = now_ns(), need;
+        busy += now - tr;
+        need = busy / (r + 1) * (reps - r - 1);
         if (deadline > 0 && r + 1 < reps && need > deadline - now && g_burst_ns > 0.1e6) {
             double f = (deadline - now) / need;
             f = f < 0.25 ? 0.25 : f;
@@ -425,7 +446,9 @@ int sweep_level(const char *level, double budget_s)
     int ncells = build_sweep_cells(cells, b);
 
     /* the plan, then the output check and calibration with its burst length */
+    /* the re-measure's spread comes out of the budget (at most half of it) */
     double tplan = now_ns(), first_share, avail = budget_s - (tplan - t0) / 1e9;
+    avail -= scfg.spread_s < avail / 2 ? scfg.spread_s : avail / 2;
     g_burst_ns = plan_burst_ns(nsamples(cells, ncells), avail, &first_share);
     g_bursts = BURSTS;
     g_warm_div = WARM_DIV;
@@ -441,7 +464,7 @@ int sweep_level(const char *level, double budget_s)
     double t1 = now_ns();
     double deadline = scfg.burst_ms > 0 ? 0 : tplan + first_share * avail * 1e9;
     uint64_t run0 = g_bursts_run, drop0 = g_bursts_dropped;
-    run_pass(cells, ncells, b, scfg.reps, deadline, level, "first pass");
+    run_pass(cells, ncells, b, scfg.reps, deadline, 0, level, "first pass");
     for (int ci = 0; ci < ncells; ci++)
         first[ci] = final[ci] = outcome_of(&cells[ci], cell_base(&cells[ci]), scfg.reps);
     int nre_base, nre = pick_remeasure(first, ncells, re, &nre_base);
@@ -468,8 +491,8 @@ int sweep_level(const char *level, double budget_s)
             mult /= 2;
         g_bursts = mult * BURSTS;
         double t2 = now_ns();
-        run_pass(again, nre, b, scfg.rereps, scfg.burst_ms > 0 ? 0 : t0 + budget_s * 1e9, level,
-                 "re-measuring");
+        run_pass(again, nre, b, scfg.rereps, scfg.burst_ms > 0 ? 0 : t0 + budget_s * 1e9,
+                 scfg.spread_s * 1e9, level, "re-measuring");
         k = 0;
         for (int ci = 0; ci < ncells; ci++)
             if (re[ci]) { /* the second pass counts; a call that failed in it too */
@@ -483,9 +506,10 @@ int sweep_level(const char *level, double budget_s)
             below += re[ci] && final[ci].ratio < 1.0;
             worse += re[ci] && final[ci].ab_ratio < scfg.base_worse;
         }
-        printf("  pass 2     %.0f s: %d cells again, %d repetitions x %d bursts of %.2f ms%s;"
-               " %d below 1.00", (now_ns() - t2) / 1e9, nre, scfg.rereps, g_bursts,
-               g_burst_ns / 1e6, g_pass_shortened ? " (shortened)" : "", below);
+        printf("  pass 2     %.0f s: %d cells again, %d repetitions x %d bursts of %.2f ms%s"
+               " over %.0f s or more; %d below 1.00", (now_ns() - t2) / 1e9, nre, scfg.rereps,
+               g_bursts, g_burst_ns / 1e6, g_pass_shortened ? " (shortened)" : "", scfg.spread_s,
+               below);
         if (cfg.base)
             printf(", %d below %.2f vs base", worse, scfg.base_worse);
         printf("\n");

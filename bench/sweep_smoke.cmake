@@ -41,7 +41,7 @@ file(REMOVE "${OUT}/sweep-smoke.csv")
 execute_process(
   COMMAND ${emu} "${PROG}" sweep --this-process --module "${MODULE}" --base "${base_dir}"
           --ops ${ops_arg} --sizes ${sizes_arg}
-          --reps 3 --rereps 3 --burst 0.05 --csv "${OUT}/sweep-smoke.csv"
+          --reps 3 --rereps 3 --burst 0.05 --near 100 --spread 1 --csv "${OUT}/sweep-smoke.csv"
           --png "${OUT}/sweep-smoke.png"
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 message("${out}${err}")
@@ -54,6 +54,11 @@ if(at LESS 0)
 endif()
 if(NOT out MATCHES "worst vs base: ratio [0-9.]+ at ")
   message(FATAL_ERROR "no 'worst vs base' headline")
+endif()
+# the re-measure (every cell: --near 100) waits to spread its repetitions over
+# --spread seconds
+if(NOT out MATCHES "pass 2 +[1-9][0-9]* s: [0-9]+ cells again, 3 repetitions x [0-9]+ bursts of [0-9.]+ ms over 1 s or more")
+  message(FATAL_ERROR "no re-measure spread over 1 s (--spread 1)")
 endif()
 
 file(STRINGS "${OUT}/sweep-smoke.csv" lines)
