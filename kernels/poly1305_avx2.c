@@ -126,6 +126,34 @@ CHAPOLY_INLINE v5 avx2_mad(v5 d, v5 x, const vkey5 *k)
 }
 
 /*
+ * avx2_mad one product limb at a time, each pinned before the next starts:
+ * GCC otherwise issues all 25 products first (for their latency) and, with
+ * 16 ymm registers, parks most of them on the stack, where key-derived
+ * values must not stay.
+ */
+CHAPOLY_INLINE v5 avx2_mad_seq(v5 d, v5 x, const vkey5 *k)
+{
+#define PINY(v) __asm__("" : "+x"(v))
+    d.l0 = ADD(d.l0, ADD(ADD(MUL(x.l0, k->r0), MUL(x.l1, k->s4)),
+                         ADD(ADD(MUL(x.l2, k->s3), MUL(x.l3, k->s2)), MUL(x.l4, k->s1))));
+    PINY(d.l0);
+    d.l1 = ADD(d.l1, ADD(ADD(MUL(x.l0, k->r1), MUL(x.l1, k->r0)),
+                         ADD(ADD(MUL(x.l2, k->s4), MUL(x.l3, k->s3)), MUL(x.l4, k->s2))));
+    PINY(d.l1);
+    d.l2 = ADD(d.l2, ADD(ADD(MUL(x.l0, k->r2), MUL(x.l1, k->r1)),
+                         ADD(ADD(MUL(x.l2, k->r0), MUL(x.l3, k->s4)), MUL(x.l4, k->s3))));
+    PINY(d.l2);
+    d.l3 = ADD(d.l3, ADD(ADD(MUL(x.l0, k->r3), MUL(x.l1, k->r2)),
+                         ADD(ADD(MUL(x.l2, k->r1), MUL(x.l3, k->r0)), MUL(x.l4, k->s4))));
+    PINY(d.l3);
+    d.l4 = ADD(d.l4, ADD(ADD(MUL(x.l0, k->r4), MUL(x.l1, k->r3)),
+                         ADD(ADD(MUL(x.l2, k->r2), MUL(x.l3, k->r1)), MUL(x.l4, k->r0))));
+    PINY(d.l4);
+#undef PINY
+    return d;
+}
+
+/*
  * Carry: two rounds in which every limb passes its excess up at once (the
  * top one times 5 to limb 0). Shorter latency than one serial chain
  * through the limbs, which counts where dependent vector ops are slow.
@@ -475,8 +503,8 @@ static __attribute__((noinline)) size_t run4(uint64_t *p, const uint8_t *in, siz
     }
     while (nb >= 8) {
         __asm__ volatile("" : : : "memory");
-        v5 d = avx2_mad(load4(in + 64, padv), load4(in, padv), r4);
-        h = avx2_carry(avx2_mad(d, h, r8));
+        v5 d = avx2_mad_seq(load4(in + 64, padv), load4(in, padv), r4);
+        h = avx2_carry(avx2_mad_seq(d, h, r8));
         in += 128;
         nb -= 8;
     }

@@ -74,6 +74,8 @@ void add_word(uint64_t w, const char *what);
 void add_state_words(const poly1305_state *st, const char *what);
 uint64_t le64(const uint8_t *p);
 void add_poly_words(const uint8_t key[32], const uint8_t *tag);
+void add_lane_product_words(const uint8_t key[32], const uint8_t *msg, size_t nblocks,
+                            unsigned padbit);
 void stack_clear(void);
 void call_deep(stack_op op, void *arg);
 const struct word *stack_scan(void);

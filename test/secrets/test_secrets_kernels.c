@@ -86,12 +86,14 @@ void kernel_poly_stack(const chapoly_kernels *k)
         snprintf(what, sizeof(what), "kernel poly1305_init");
         check_op(kernel_op, &o, what);
         kernel_words(tag, &ksnap[0], &ksnap[1]);
+        add_lane_product_words(kkey, kmsg, n1, 1);
         o.which = 1;
         o.len = 16 * n1;
         snprintf(what, sizeof(what), "kernel poly1305_blocks, %zu blocks", n1);
         check_op(kernel_op, &o, what);
         if (n2 > 0) {
             kernel_words(tag, &ksnap[1], &ksnap[2]);
+            add_lane_product_words(kkey, kmsg + 16 * n1, n2, pad2);
             o.in = kmsg + 16 * n1;
             o.len = 16 * n2;
             o.padbit = pad2;

@@ -132,6 +132,43 @@ static void add_power_words(uint64_t r0, uint64_t r1)
     }
 }
 
+/*
+ * The products a 4-lane radix-2^26 Poly1305 (poly1305_avx2.c, at the avx2,
+ * avx512vl and avx512-noifma levels) forms of each message limb with each
+ * limb of r^4 and its 5x multiples: a product gives a limb of r^4 away to
+ * whoever knows the message, so none may stay on the dead stack (a compiler
+ * that issues a step's 25 products before summing them parks most of them
+ * there). Products below 2^40 are left out, as small state words are.
+ */
+void add_lane_product_words(const uint8_t key[32], const uint8_t *msg, size_t nblocks,
+                            unsigned padbit)
+{
+    uint64_t r0 = le64(key) & 0x0ffffffc0fffffffULL, r1 = le64(key + 8) & 0x0ffffffc0ffffffcULL;
+    uint32_t r[5] = { (uint32_t)(r0 & 0x3ffffff), (uint32_t)((r0 >> 26) & 0x3ffffff),
+                      (uint32_t)(((r0 >> 52) | (r1 << 12)) & 0x3ffffff),
+                      (uint32_t)((r1 >> 14) & 0x3ffffff), (uint32_t)(r1 >> 40) };
+    uint32_t r4[5];
+    uint64_t k[9];
+
+    mul26(r4, r, r);
+    mul26(r4, r4, r4);
+    for (int b = 0; b < 5; b++)
+        k[b] = r4[b];
+    for (int b = 1; b < 5; b++)
+        k[4 + b] = 5 * (uint64_t)r4[b];
+    for (size_t i = 0; i < nblocks; i++) {
+        uint64_t lo = le64(msg + 16 * i), hi = le64(msg + 16 * i + 8);
+        uint64_t m[5] = { lo & 0x3ffffff, (lo >> 26) & 0x3ffffff,
+                          ((lo >> 52) | (hi << 12)) & 0x3ffffff, (hi >> 14) & 0x3ffffff,
+                          (hi >> 40) | ((uint64_t)padbit << 24) };
+
+        for (int a = 0; a < 5; a++)
+            for (int b = 0; b < 9; b++)
+                if (((m[a] * k[b]) >> 40) != 0)
+                    add_word(m[a] * k[b], "message limb x r^4 limb (radix 2^26 lanes)");
+    }
+}
+
 /* Words derived from a Poly1305 key; tag (may be NULL) gives tag - s. */
 void add_poly_words(const uint8_t key[32], const uint8_t *tag)
 {
