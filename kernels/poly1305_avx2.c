@@ -537,24 +537,78 @@ void poly1305_init_avx2(const chapoly_kernels *kt, poly1305_state *st, const uin
 }
 
 /*
- * Spills: the vector path's frames (run4 and the powers and fold it calls)
- * may hold limbs of the key powers and lanes, and the scalar Horner loop's
- * frame a hash word, as secret as the key: with gcc 12 they stay in
- * registers, clang 14 parks them (run4 ~0x230 bytes; one slot around the
- * asm loop). All of it runs in blocks_impl, and with clang the caller
- * overwrites its frame afterwards: 1 KiB after the vector path, 256 bytes
- * after the scalar (with gcc nothing: a scrub per call would cost a 16-byte
- * seal ~10 % here; test_secrets checks every build for both compilers' spills).
+ * Spills: the vector path's frames (run4, finish4 and what they call) hold
+ * limbs of the lanes (the hash, as secret as the key) and, in finish4,
+ * products of the key powers; the scalar Horner loop's frame a hash word.
+ * GCC 12 (-O3) parks run4's loop-carried lanes and message limbs between
+ * the products (the products themselves no longer: avx2_mad_seq), and
+ * finish4's products in a frame of ~0x3b0 bytes; clang 14 parks them too
+ * (run4 ~0x230 bytes; one slot around the asm loop). All of it runs in
+ * blocks_impl, and the caller overwrites the dead frames afterwards:
+ *   GCC: 512 bytes after run4 alone (its frame with the pushes and
+ *        blocks_impl's, under 0x1c0 bytes), 1 KiB when finish4 ran, with
+ *        32-byte stores below the stack pointer in asm (no call); the
+ *        scalar path leaves nothing (sc_blocks_mem keeps its words in
+ *        registers);
+ *   clang: 1 KiB after the vector path, 256 bytes after the scalar.
+ * test_secrets checks every build for both compilers' spills: the key
+ * words, the products of message and key-power limbs, and the state's lane
+ * vectors; it fails at this level without the GCC scrub.
  */
 #if defined(__clang__)
 CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
 CHAPOLY_DEFINE_SCRUB(scrub_stack_256, 256)
+static inline void scrub_after_vector(int deep)
+{
+    (void)deep;
+    scrub_stack_1k();
+}
 #else
 static inline void scrub_stack_1k(void) {}
 static inline void scrub_stack_256(void) {}
+
+#define ZY(o) "vmovdqa %%ymm0, -" #o "(%[t])\n\t"
+/*
+ * 512 bytes (deep: 1 KiB) below the stack pointer, from its 32-byte
+ * boundary down; the stack pointer moves below the area first (valgrind),
+ * and the upper halves are clean again after (the ymm stores dirtied them
+ * after blocks_impl's own vzeroupper).
+ */
+static inline __attribute__((always_inline)) void scrub_after_vector(int deep)
+{
+    uintptr_t t;
+
+    if (deep)
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-32, %[t]\n\t"
+                         "subq $1056, %%rsp\n\t"
+                         "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+                         ZY(32) ZY(64) ZY(96) ZY(128) ZY(160) ZY(192) ZY(224) ZY(256)
+                         ZY(288) ZY(320) ZY(352) ZY(384) ZY(416) ZY(448) ZY(480) ZY(512)
+                         ZY(544) ZY(576) ZY(608) ZY(640) ZY(672) ZY(704) ZY(736) ZY(768)
+                         ZY(800) ZY(832) ZY(864) ZY(896) ZY(928) ZY(960) ZY(992) ZY(1024)
+                         "addq $1056, %%rsp\n\t"
+                         "vzeroupper"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm0", "memory");
+    else
+        __asm__ volatile("movq %%rsp, %[t]\n\t"
+                         "andq $-32, %[t]\n\t"
+                         "subq $544, %%rsp\n\t"
+                         "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
+                         ZY(32) ZY(64) ZY(96) ZY(128) ZY(160) ZY(192) ZY(224) ZY(256)
+                         ZY(288) ZY(320) ZY(352) ZY(384) ZY(416) ZY(448) ZY(480) ZY(512)
+                         "addq $544, %%rsp\n\t"
+                         "vzeroupper"
+                         : [t] "=&r"(t)
+                         :
+                         : "xmm0", "memory");
+}
+#undef ZY
 #endif
 
-/* Returns 1 if a vector path ran. */
+/* Returns 0 if only the scalar path ran, 1 after a vector path, 2 if finish4 ran. */
 static __attribute__((noinline)) int blocks_impl(const chapoly_shapes *sh, uint64_t *p,
                                                  const uint8_t *in, size_t nb, uint64_t pad)
 {
@@ -578,6 +632,7 @@ static __attribute__((noinline)) int blocks_impl(const chapoly_shapes *sh, uint6
                 scalar_run(p, in, rest, pad);
             } else {
                 finish4(p, in, (unsigned)rest, pad);
+                return 2;
             }
         }
         return 1;
@@ -593,8 +648,10 @@ void poly1305_blocks_avx2(const chapoly_kernels *kt, poly1305_state *st, const u
 
     if (nb == 0)
         return;
-    if (blocks_impl(&kt->shapes, st->priv, in, nb, padbit ? 1 : 0))
-        scrub_stack_1k();
+    int v = blocks_impl(&kt->shapes, st->priv, in, nb, padbit ? 1 : 0);
+
+    if (v)
+        scrub_after_vector(v == 2);
     else
         scrub_stack_256();
 }

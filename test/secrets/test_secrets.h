@@ -45,6 +45,7 @@ struct word {
  * listed: the scanned region is zeroed before the call.
  */
 #define NWORDS32 1024
+#define NVECS 64
 
 /* An operation check_op runs deep on a clean stack. */
 typedef void (*stack_op)(void *arg);
@@ -71,6 +72,8 @@ extern size_t nwords32;
 void add_word32_idx(uint32_t w, const char *what, int idx);
 void add_word_idx(uint64_t w, const char *what, int idx);
 void add_word(uint64_t w, const char *what);
+extern size_t nvecs;
+void add_vec4(const uint64_t v[4], const char *what);
 void add_state_words(const poly1305_state *st, const char *what);
 uint64_t le64(const uint8_t *p);
 void add_poly_words(const uint8_t key[32], const uint8_t *tag);

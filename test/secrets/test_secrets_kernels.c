@@ -31,42 +31,63 @@ static void kernel_op(void *arg)
         o->k->poly1305_final(o->k, &kst, ktag);
 }
 
-static _Alignas(64) poly1305_state kref, ksnap[3];
+static _Alignas(64) poly1305_state kref, ksnap[4];
+
+/*
+ * The vector lanes a state holds (words 16..63: the AVX2 level's 5 x 4
+ * lanes, IFMA's 3 x 8 + 3 x 8), as 32-byte vectors.
+ */
+static void add_lane_vecs(const poly1305_state *st, const char *what)
+{
+    for (size_t w = 16; w + 4 <= 64; w += 4)
+        add_vec4(st->priv + w, what);
+}
 
 /* The words known before and after one call: the key's and the states'. */
 void kernel_words(const uint8_t *tag, const poly1305_state *before,
                   const poly1305_state *after)
 {
     nwords = 0;
+    nvecs = 0;
     add_poly_words(kkey, tag);
-    if (before != NULL)
+    if (before != NULL) {
         add_state_words(before, "state word (before the call)");
-    if (after != NULL)
+        add_lane_vecs(before, "state lanes (before the call)");
+    }
+    if (after != NULL) {
         add_state_words(after, "state word (after the call)");
+        add_lane_vecs(after, "state lanes (after the call)");
+    }
 }
 
 /*
- * Two blocks() calls of n1 and n2 blocks, then final. n1: 1, 5 and 14
- * (scalar everywhere), 17, 20 and 24 (IFMA 8 lanes after a scalar prefix
- * of 1, 4 and 8 blocks run beside the key powers), 32, 43, 45 (16 lanes;
- * 43: an odd number of batches), 64 and 256 (whole batches: lanes pend
- * until the next call; AVX2 batches). n2 = 1 (a padded partial block:
- * pending lanes are folded, then a scalar block), 13 and 21 (lanes go on,
- * then a partial batch of 5 blocks), 17 (lanes go on, then one scalar
- * block after the fold), 16 (whole batches go on) or none (final folds
- * the lanes).
+ * Up to three blocks() calls of n0, n1 and n2 blocks, then final. n1: 1, 5
+ * and 14 (scalar everywhere), 17, 20 and 24 (IFMA 8 lanes after a scalar
+ * prefix of 1, 4 and 8 blocks run beside the key powers), 32, 43, 45 (16
+ * lanes; 43: an odd number of batches), 64 and 256 (whole batches; AVX2
+ * batches). A state's first vector call folds its lanes at its end; after
+ * a first call of n0 = 32 blocks, the next vector call leaves whole
+ * batches pending. n2 = 1 (a padded partial block: pending lanes are
+ * folded, then a scalar block), 13 and 21 (lanes go on, then a partial
+ * batch of 5 blocks), 17 (lanes go on, then one scalar block after the
+ * fold), 16 (whole batches go on), 7 and 15 after pending lanes (the last
+ * three blocks in a partial batch with the final powers: AVX2 finish4) or
+ * none (final folds the lanes).
  */
 void kernel_poly_stack(const chapoly_kernels *k)
 {
-    static const size_t n[][2] = { { 1, 1 },   { 5, 1 },  { 14, 1 },  { 17, 1 },
-                                   { 20, 1 },  { 24, 13 }, { 24, 17 }, { 32, 0 },
-                                   { 32, 1 },  { 32, 21 }, { 43, 1 },  { 45, 1 },
-                                   { 64, 16 }, { 256, 0 } };
+    static const size_t n[][3] = { { 0, 1, 1 },   { 0, 5, 1 },   { 0, 14, 1 },  { 0, 17, 1 },
+                                   { 0, 20, 1 },  { 0, 24, 13 }, { 0, 24, 17 }, { 0, 32, 0 },
+                                   { 0, 32, 1 },  { 0, 32, 21 }, { 0, 43, 1 },  { 0, 45, 1 },
+                                   { 0, 64, 16 }, { 0, 256, 0 }, { 32, 32, 0 }, { 32, 32, 13 },
+                                   { 32, 64, 1 }, { 32, 24, 17 }, { 32, 64, 16 }, { 32, 32, 15 },
+                                   { 32, 64, 7 } };
     char what[96];
 
     for (size_t i = 0; i < sizeof(n) / sizeof(n[0]); i++) {
-        size_t n1 = n[i][0], n2 = n[i][1];
-        unsigned pad2 = n2 == 1 ? 0 : 1;
+        size_t n0 = n[i][0], n1 = n[i][1], n2 = n[i][2];
+        size_t at[3] = { 0, n0, n0 + n1 };
+        unsigned pad[3] = { 1, 1, n2 == 1 ? 0 : 1 };
         struct kop o = { k, 0, kmsg, 0, 1 };
         uint8_t tag[16];
 
@@ -75,44 +96,45 @@ void kernel_poly_stack(const chapoly_kernels *k)
         /* the same calls off-scan first: the states after each, and the tag */
         k->poly1305_init(k, &kref, kkey);
         ksnap[0] = kref;
-        k->poly1305_blocks(k, &kref, kmsg, 16 * n1, 1);
-        ksnap[1] = kref;
-        if (n2 > 0)
-            k->poly1305_blocks(k, &kref, kmsg + 16 * n1, 16 * n2, pad2);
-        ksnap[2] = kref;
+        for (int c = 0; c < 3; c++) {
+            if (n[i][c] > 0)
+                k->poly1305_blocks(k, &kref, kmsg + 16 * at[c], 16 * n[i][c], pad[c]);
+            ksnap[1 + c] = kref;
+        }
         k->poly1305_final(k, &kref, tag);
 
         kernel_words(tag, NULL, &ksnap[0]);
         snprintf(what, sizeof(what), "kernel poly1305_init");
         check_op(kernel_op, &o, what);
-        kernel_words(tag, &ksnap[0], &ksnap[1]);
-        add_lane_product_words(kkey, kmsg, n1, 1);
-        o.which = 1;
-        o.len = 16 * n1;
-        snprintf(what, sizeof(what), "kernel poly1305_blocks, %zu blocks", n1);
-        check_op(kernel_op, &o, what);
-        if (n2 > 0) {
-            kernel_words(tag, &ksnap[1], &ksnap[2]);
-            add_lane_product_words(kkey, kmsg + 16 * n1, n2, pad2);
-            o.in = kmsg + 16 * n1;
-            o.len = 16 * n2;
-            o.padbit = pad2;
-            snprintf(what, sizeof(what), "kernel poly1305_blocks, %zu blocks after %zu", n2, n1);
+        for (int c = 0; c < 3; c++) {
+            if (n[i][c] == 0)
+                continue;
+            kernel_words(tag, &ksnap[c], &ksnap[1 + c]);
+            add_lane_product_words(kkey, kmsg + 16 * at[c], n[i][c], pad[c]);
+            o.which = 1;
+            o.in = kmsg + 16 * at[c];
+            o.len = 16 * n[i][c];
+            o.padbit = pad[c];
+            snprintf(what, sizeof(what), "kernel poly1305_blocks, %zu blocks after %zu", n[i][c],
+                     at[c]);
             check_op(kernel_op, &o, what);
         }
-        kernel_words(tag, &ksnap[2], NULL);
+        kernel_words(tag, &ksnap[3], NULL);
         o.which = 2;
-        snprintf(what, sizeof(what), "kernel poly1305_final after %zu + %zu blocks", n1, n2);
+        snprintf(what, sizeof(what), "kernel poly1305_final after %zu + %zu + %zu blocks", n0, n1,
+                 n2);
         check_op(kernel_op, &o, what);
-        T_EQ_MEM(ktag, tag, 16, "kernel tag after %zu + %zu blocks", n1, n2);
+        T_EQ_MEM(ktag, tag, 16, "kernel tag after %zu + %zu + %zu blocks", n0, n1, n2);
         /* final wipes the state: hash, key, pad, lanes and key powers */
         size_t left = POLY1305_PRIV_WORDS;
         for (size_t w = 0; w < POLY1305_PRIV_WORDS; w++)
             if (kst.priv[w] == 0)
                 left--;
-        T_OK(left == 0, "kernel poly1305_final after %zu + %zu blocks (%s): %zu state words not wiped",
-             n1, n2, t_kernel(), left);
+        T_OK(left == 0,
+             "kernel poly1305_final after %zu + %zu + %zu blocks (%s): %zu state words not wiped",
+             n0, n1, n2, t_kernel(), left);
     }
+    nvecs = 0;
 }
 
 /*
