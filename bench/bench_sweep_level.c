@@ -448,7 +448,8 @@ int sweep_level(const char *level, double budget_s)
     /* the plan, then the output check and calibration with its burst length */
     /* the re-measure's spread comes out of the budget (at most half of it) */
     double tplan = now_ns(), first_share, avail = budget_s - (tplan - t0) / 1e9;
-    avail -= scfg.spread_s < avail / 2 ? scfg.spread_s : avail / 2;
+    double spread_s = scfg.spread_s < avail / 2 ? scfg.spread_s : avail / 2;
+    avail -= spread_s;
     g_burst_ns = plan_burst_ns(nsamples(cells, ncells), avail, &first_share);
     g_bursts = BURSTS;
     g_warm_div = WARM_DIV;
@@ -492,7 +493,7 @@ int sweep_level(const char *level, double budget_s)
         g_bursts = mult * BURSTS;
         double t2 = now_ns();
         run_pass(again, nre, b, scfg.rereps, scfg.burst_ms > 0 ? 0 : t0 + budget_s * 1e9,
-                 scfg.spread_s * 1e9, level, "re-measuring");
+                 spread_s * 1e9, level, "re-measuring");
         k = 0;
         for (int ci = 0; ci < ncells; ci++)
             if (re[ci]) { /* the second pass counts; a call that failed in it too */
@@ -508,7 +509,7 @@ int sweep_level(const char *level, double budget_s)
         }
         printf("  pass 2     %.0f s: %d cells again, %d repetitions x %d bursts of %.2f ms%s"
                " over %.0f s or more; %d below 1.00", (now_ns() - t2) / 1e9, nre, scfg.rereps,
-               g_bursts, g_burst_ns / 1e6, g_pass_shortened ? " (shortened)" : "", scfg.spread_s,
+               g_bursts, g_burst_ns / 1e6, g_pass_shortened ? " (shortened)" : "", spread_s,
                below);
         if (cfg.base)
             printf(", %d below %.2f vs base", worse, scfg.base_worse);

@@ -308,27 +308,15 @@ static inline int chacha20_name_is(const char *name, const char *lit, size_t n)
 }
 #define NAME_IS(name, lit) chacha20_name_is((name), (lit), sizeof(lit))
 
-/* OSSL_PARAM_set_size_t's result for the exact type, without the calls. */
-static inline int chacha20_set_size(OSSL_PARAM *p, size_t v)
-{
-    if (p->data_type == OSSL_PARAM_UNSIGNED_INTEGER && p->data_size == sizeof(size_t)
-        && p->data != NULL) {
-        memcpy(p->data, &v, sizeof(v));
-        p->return_size = sizeof(v);
-        return 1;
-    }
-    return chapoly_param_set_size_t(p, v);
-}
-
 static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
     (void)vctx;
     for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (NAME_IS(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
-            if (!chacha20_set_size(p, CHACHA20_CTR_NONCE_BYTES))
+            if (!chapoly_param_set_size_t(p, CHACHA20_CTR_NONCE_BYTES))
                 goto err;
         } else if (NAME_IS(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
-            if (!chacha20_set_size(p, CHACHA20_KEY_BYTES))
+            if (!chapoly_param_set_size_t(p, CHACHA20_KEY_BYTES))
                 goto err;
         }
         /*

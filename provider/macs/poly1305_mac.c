@@ -163,16 +163,19 @@ static const OSSL_PARAM *poly_gettable_ctx_params(void *cctx, void *provctx)
 /*
  * EVP_MAC_final asks for the size before every tag (EVP_MAC_CTX_get_mac_size):
  * OSSL_PARAM_locate's strcmp cost about 60 instructions a MAC, so the key is
- * compared inline (and chapoly_param_set_size_t answers a size_t inline).
+ * compared inline (and chapoly_param_set_size_t answers a size_t inline);
+ * like OSSL_PARAM_locate, the first "size" is the one answered.
  */
 static int poly_get_params(OSSL_PARAM params[])
 {
     for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
-        if (chapoly_key_is(p->key, OSSL_MAC_PARAM_SIZE) &&
-            !chapoly_param_set_size_t(p, POLY1305_TAG_BYTES)) {
+        if (!chapoly_key_is(p->key, OSSL_MAC_PARAM_SIZE))
+            continue;
+        if (!chapoly_param_set_size_t(p, POLY1305_TAG_BYTES)) {
             CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "size");
             return 0;
         }
+        break;
     }
     return 1;
 }

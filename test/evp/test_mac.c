@@ -347,6 +347,17 @@ static void test_size_forms(void)
             po[0].return_size = OSSL_PARAM_UNMODIFIED;
         }
     }
+    /* behind another key, and twice: the first "size" answered (as OSSL_PARAM_locate finds) */
+    if (mo != NULL) {
+        size_t other = 7, a = 0, b = 0;
+        OSSL_PARAM p[4] = { OSSL_PARAM_construct_size_t("chapoly-no-such-key", &other),
+                            OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &a),
+                            OSSL_PARAM_construct_size_t(OSSL_MAC_PARAM_SIZE, &b), OSSL_PARAM_END };
+
+        T_OK(EVP_MAC_CTX_get_params(mo, p) == 1 && a == 16 && other == 7 &&
+             OSSL_PARAM_modified(&p[1]) && !OSSL_PARAM_modified(&p[0]),
+             "size behind another key: %zu (other %zu)", a, other);
+    }
     T_OK(mo != NULL && EVP_MAC_CTX_get_mac_size(mo) == 16, "EVP_MAC_CTX_get_mac_size");
     EVP_MAC_CTX_free(mo);
     EVP_MAC_CTX_free(mr);
