@@ -568,6 +568,21 @@ static inline void scrub_stack_1k(void) {}
 static inline void scrub_stack_256(void) {}
 
 #define ZY(o) "vmovdqa %%ymm0, -" #o "(%[t])\n\t"
+#define ZY_512 ZY(32) ZY(64) ZY(96) ZY(128) ZY(160) ZY(192) ZY(224) ZY(256) \
+               ZY(288) ZY(320) ZY(352) ZY(384) ZY(416) ZY(448) ZY(480) ZY(512)
+#define ZY_1K ZY_512 ZY(544) ZY(576) ZY(608) ZY(640) ZY(672) ZY(704) ZY(736) ZY(768) \
+              ZY(800) ZY(832) ZY(864) ZY(896) ZY(928) ZY(960) ZY(992) ZY(1024)
+/* the stores below a frame of 'frame' bytes (the area plus 32) */
+#define SCRUB_YMM(frame, stores)                                         \
+    __asm__ volatile("movq %%rsp, %[t]\n\t"                              \
+                     "andq $-32, %[t]\n\t"                               \
+                     "subq $" #frame ", %%rsp\n\t"                       \
+                     "vpxor %%xmm0, %%xmm0, %%xmm0\n\t" stores            \
+                     "addq $" #frame ", %%rsp\n\t"                       \
+                     "vzeroupper"                                         \
+                     : [t] "=&r"(t)                                       \
+                     :                                                    \
+                     : "xmm0", "memory")
 /*
  * 512 bytes (deep: 1 KiB) below the stack pointer, from its 32-byte
  * boundary down; the stack pointer moves below the area first (valgrind),
@@ -579,32 +594,13 @@ static inline __attribute__((always_inline)) void scrub_after_vector(int deep)
     uintptr_t t;
 
     if (deep)
-        __asm__ volatile("movq %%rsp, %[t]\n\t"
-                         "andq $-32, %[t]\n\t"
-                         "subq $1056, %%rsp\n\t"
-                         "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
-                         ZY(32) ZY(64) ZY(96) ZY(128) ZY(160) ZY(192) ZY(224) ZY(256)
-                         ZY(288) ZY(320) ZY(352) ZY(384) ZY(416) ZY(448) ZY(480) ZY(512)
-                         ZY(544) ZY(576) ZY(608) ZY(640) ZY(672) ZY(704) ZY(736) ZY(768)
-                         ZY(800) ZY(832) ZY(864) ZY(896) ZY(928) ZY(960) ZY(992) ZY(1024)
-                         "addq $1056, %%rsp\n\t"
-                         "vzeroupper"
-                         : [t] "=&r"(t)
-                         :
-                         : "xmm0", "memory");
+        SCRUB_YMM(1056, ZY_1K);
     else
-        __asm__ volatile("movq %%rsp, %[t]\n\t"
-                         "andq $-32, %[t]\n\t"
-                         "subq $544, %%rsp\n\t"
-                         "vpxor %%xmm0, %%xmm0, %%xmm0\n\t"
-                         ZY(32) ZY(64) ZY(96) ZY(128) ZY(160) ZY(192) ZY(224) ZY(256)
-                         ZY(288) ZY(320) ZY(352) ZY(384) ZY(416) ZY(448) ZY(480) ZY(512)
-                         "addq $544, %%rsp\n\t"
-                         "vzeroupper"
-                         : [t] "=&r"(t)
-                         :
-                         : "xmm0", "memory");
+        SCRUB_YMM(544, ZY_512);
 }
+#undef SCRUB_YMM
+#undef ZY_1K
+#undef ZY_512
 #undef ZY
 #endif
 
