@@ -109,19 +109,39 @@ CHAPOLY_INLINE v5 v5_zero(void)
 #define MUL _mm256_mul_epu32
 #define ADD _mm256_add_epi64
 
-/* d += h * k, products of the low 32 bits of each lane. */
+/*
+ * d += h * k, products of the low 32 bits of each lane, one limb of d after
+ * another; PIN(limb) after each (or nothing).
+ */
+#define MAD_LIMBS(d, x, k, PIN)                                                                 \
+    do {                                                                                        \
+        (d).l0 = ADD((d).l0, ADD(ADD(MUL((x).l0, (k)->r0), MUL((x).l1, (k)->s4)),               \
+                                 ADD(ADD(MUL((x).l2, (k)->s3), MUL((x).l3, (k)->s2)),            \
+                                     MUL((x).l4, (k)->s1))));                                   \
+        PIN((d).l0);                                                                            \
+        (d).l1 = ADD((d).l1, ADD(ADD(MUL((x).l0, (k)->r1), MUL((x).l1, (k)->r0)),               \
+                                 ADD(ADD(MUL((x).l2, (k)->s4), MUL((x).l3, (k)->s3)),            \
+                                     MUL((x).l4, (k)->s2))));                                   \
+        PIN((d).l1);                                                                            \
+        (d).l2 = ADD((d).l2, ADD(ADD(MUL((x).l0, (k)->r2), MUL((x).l1, (k)->r1)),               \
+                                 ADD(ADD(MUL((x).l2, (k)->r0), MUL((x).l3, (k)->s4)),            \
+                                     MUL((x).l4, (k)->s3))));                                   \
+        PIN((d).l2);                                                                            \
+        (d).l3 = ADD((d).l3, ADD(ADD(MUL((x).l0, (k)->r3), MUL((x).l1, (k)->r2)),               \
+                                 ADD(ADD(MUL((x).l2, (k)->r1), MUL((x).l3, (k)->r0)),            \
+                                     MUL((x).l4, (k)->s4))));                                   \
+        PIN((d).l3);                                                                            \
+        (d).l4 = ADD((d).l4, ADD(ADD(MUL((x).l0, (k)->r4), MUL((x).l1, (k)->r3)),               \
+                                 ADD(ADD(MUL((x).l2, (k)->r2), MUL((x).l3, (k)->r1)),            \
+                                     MUL((x).l4, (k)->r0))));                                   \
+        PIN((d).l4);                                                                            \
+    } while (0)
+#define NO_PIN(v) ((void)0)
+#define PIN_YMM(v) __asm__("" : "+x"(v))
+
 CHAPOLY_INLINE v5 avx2_mad(v5 d, v5 x, const vkey5 *k)
 {
-    d.l0 = ADD(d.l0, ADD(ADD(MUL(x.l0, k->r0), MUL(x.l1, k->s4)),
-                         ADD(ADD(MUL(x.l2, k->s3), MUL(x.l3, k->s2)), MUL(x.l4, k->s1))));
-    d.l1 = ADD(d.l1, ADD(ADD(MUL(x.l0, k->r1), MUL(x.l1, k->r0)),
-                         ADD(ADD(MUL(x.l2, k->s4), MUL(x.l3, k->s3)), MUL(x.l4, k->s2))));
-    d.l2 = ADD(d.l2, ADD(ADD(MUL(x.l0, k->r2), MUL(x.l1, k->r1)),
-                         ADD(ADD(MUL(x.l2, k->r0), MUL(x.l3, k->s4)), MUL(x.l4, k->s3))));
-    d.l3 = ADD(d.l3, ADD(ADD(MUL(x.l0, k->r3), MUL(x.l1, k->r2)),
-                         ADD(ADD(MUL(x.l2, k->r1), MUL(x.l3, k->r0)), MUL(x.l4, k->s4))));
-    d.l4 = ADD(d.l4, ADD(ADD(MUL(x.l0, k->r4), MUL(x.l1, k->r3)),
-                         ADD(ADD(MUL(x.l2, k->r2), MUL(x.l3, k->r1)), MUL(x.l4, k->r0))));
+    MAD_LIMBS(d, x, k, NO_PIN);
     return d;
 }
 
@@ -133,23 +153,7 @@ CHAPOLY_INLINE v5 avx2_mad(v5 d, v5 x, const vkey5 *k)
  */
 CHAPOLY_INLINE v5 avx2_mad_seq(v5 d, v5 x, const vkey5 *k)
 {
-#define PINY(v) __asm__("" : "+x"(v))
-    d.l0 = ADD(d.l0, ADD(ADD(MUL(x.l0, k->r0), MUL(x.l1, k->s4)),
-                         ADD(ADD(MUL(x.l2, k->s3), MUL(x.l3, k->s2)), MUL(x.l4, k->s1))));
-    PINY(d.l0);
-    d.l1 = ADD(d.l1, ADD(ADD(MUL(x.l0, k->r1), MUL(x.l1, k->r0)),
-                         ADD(ADD(MUL(x.l2, k->s4), MUL(x.l3, k->s3)), MUL(x.l4, k->s2))));
-    PINY(d.l1);
-    d.l2 = ADD(d.l2, ADD(ADD(MUL(x.l0, k->r2), MUL(x.l1, k->r1)),
-                         ADD(ADD(MUL(x.l2, k->r0), MUL(x.l3, k->s4)), MUL(x.l4, k->s3))));
-    PINY(d.l2);
-    d.l3 = ADD(d.l3, ADD(ADD(MUL(x.l0, k->r3), MUL(x.l1, k->r2)),
-                         ADD(ADD(MUL(x.l2, k->r1), MUL(x.l3, k->r0)), MUL(x.l4, k->s4))));
-    PINY(d.l3);
-    d.l4 = ADD(d.l4, ADD(ADD(MUL(x.l0, k->r4), MUL(x.l1, k->r3)),
-                         ADD(ADD(MUL(x.l2, k->r2), MUL(x.l3, k->r1)), MUL(x.l4, k->r0))));
-    PINY(d.l4);
-#undef PINY
+    MAD_LIMBS(d, x, k, PIN_YMM);
     return d;
 }
 
