@@ -180,7 +180,8 @@ static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, si
  * shapes.stream_min) in whole batches of the level (shapes.chacha_batch),
  * up to ks_cap, then ending on the grid AEAD_GRID_AT + k ks_cap of text
  * (unless ks_cap is one pair of the level's batches in flight; measured:
- * a 4 or 8 KiB stream ends in a batch, 4097-4352 B need no 2 KiB refill).
+ * a 4 or 8 KiB stream ends in a batch, 4097-4352 B need no 2 KiB refill);
+ * or (shapes.stream_fill) the rest of len_hint in whole batches, no grid.
  */
 static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 {
@@ -190,11 +191,15 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
     uint8_t *ct = CT(a);
     uint32_t ctr_nonce[4];
     size_t round = exact ? BLOCK : k->shapes.chacha_batch, grid; /* a power of two */
-    if (!exact)
+    size_t left = !exact && k->shapes.stream_fill && a->len_hint > seen ? tail + a->len_hint - seen : 0;
+
+    if (left > 0) /* the rest of a message as long as the last two: the batches it needs */
+        bytes = bytes > left ? bytes : left;
+    else if (!exact)
         bytes = bytes > seen / 2 ? bytes : seen / 2 > k->shapes.stream_min ? seen / 2 : k->shapes.stream_min;
     bytes = bytes < a->ks_cap ? (bytes + round - 1) & ~(round - 1) : a->ks_cap;
-    grid = k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= a->ks_cap &&
-           2 * k->shapes.chacha_batch >= a->ks_cap ? 0
+    grid = left > 0 || (k->shapes.chacha_pairs_min != 0 && k->shapes.chacha_pairs_min <= a->ks_cap &&
+                        2 * k->shapes.chacha_batch >= a->ks_cap) ? 0
            : a->ks_cap - (a->batch_start + full + a->ks_cap - AEAD_GRID_AT % a->ks_cap) % a->ks_cap;
     bytes = bytes < a->ks_cap ? bytes : !exact && grid >= tail + need ? grid : a->ks_cap;
     if (full > 0) {
@@ -278,19 +283,7 @@ static void aead_drop_keystream(chapoly_aead_msg *a)
     a->ks_len = a->batch_used;
 }
 
-/* ---- the lengths and the tag (the last steps; aead_steps.c has the others) ---- */
-
-size_t chapoly_msg_lengths(chapoly_aead_msg *a)
-{
-    uint8_t *ct = CT(a);
-
-    if (a->poly.buflen > 0) { /* AAD after the key block and no text: batch_used is 0 */
-        memcpy(ct, a->poly.buf, a->poly.buflen);
-        a->batch_used = (unsigned)a->poly.buflen;
-        a->poly.buflen = 0;
-    }
-    return chapoly_aead_lengths_block(ct, a->batch_used, a->aad_len, a->text_len);
-}
+/* ---- the tag (the last step; aead_steps.c has the others and the lengths) ---- */
 
 void chapoly_msg_tag(chapoly_aead_msg *a, uint8_t tag[16])
 {
@@ -432,10 +425,12 @@ __attribute__((aligned(64))) void chapoly_aead_text(chapoly_aead *a, uint8_t *ou
 void chapoly_aead_finish(chapoly_aead *a, uint8_t tag[16])
 {
     aead_lengths_tag(&a->m, tag);
+    chapoly_msg_note_len(&a->m);
 }
 
 int chapoly_aead_verify(chapoly_aead *a, const uint8_t *tag, size_t taglen)
 {
+    chapoly_msg_note_len(&a->m);
     return aead_check(&a->m, tag, taglen);
 }
 

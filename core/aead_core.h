@@ -73,6 +73,9 @@ extern "C" {
     unsigned ks_made;    /* ks[0..ks_made) has held keystream since the last wipe */   \
     unsigned last_len;   /* the last update that needed a kernel call, at most 1024 */ \
     unsigned ks_cap;     /* bytes of ks[]: AEAD_BATCH_MAX or CHAPOLY_AEAD_SMALL */      \
+    /* streaming, kept across messages: text lengths of the last finished message and \
+     * the shorter of the last two (what a refill expects; shapes.stream_fill) */      \
+    uint32_t len_last, len_hint;                                                       \
     uint8_t aad_buf[CHAPOLY_AEAD_AAD_BUF]; /* short AAD waits for the key block */
 
 typedef struct chapoly_aead_msg {
@@ -172,8 +175,19 @@ static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels 
     m->batch_used = m->ks_len = m->ks_made = 0;
     m->last_len = 0;
     m->ks_cap = ks_cap;
+    if (ks_cap != AEAD_BATCH_MAX) /* a one-shot or pipeline message expects nothing */
+        m->len_last = m->len_hint = 0;
     m->aad_buffered = 0;
     m->phase = AEAD_PHASE_KEY;
+}
+
+/* A finished streaming message's text length, for the next messages' refills (stream-fill). */
+static inline void chapoly_msg_note_len(chapoly_aead_msg *m)
+{
+    uint32_t n = m->text_len < UINT32_MAX ? (uint32_t)m->text_len : UINT32_MAX;
+
+    m->len_hint = n < m->len_last ? n : m->len_last;
+    m->len_last = n;
 }
 
 /* XChaCha20-Poly1305 under the HChaCha20 subkey words: the 64-bit nonce is nonce24[16..23]. */

@@ -4,8 +4,8 @@
  * kernel calls of many messages: the batched AEAD (aead_batch.c) makes the
  * ChaCha20 blocks of many messages in one call and hashes their MAC rows
  * in another, and drives each message's state through these steps, so the
- * state and its rules stay the core's. The text loop, the lengths and the
- * tag are aead_core.c's.
+ * state and its rules stay the core's. The text loop and the tag are
+ * aead_core.c's.
  */
 #include "aead_core.h"
 
@@ -58,4 +58,17 @@ void chapoly_msg_text_ks(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, s
     a->batch_start += whole;
     a->batch_used = a->ks_len = (unsigned)(len - whole);
     a->text_len += len;
+}
+
+/* The collected ciphertext's last partial block and the lengths block in ct[]: the bytes to hash. */
+size_t chapoly_msg_lengths(chapoly_aead_msg *a)
+{
+    uint8_t *ct = chapoly_msg_ct(a);
+
+    if (a->poly.buflen > 0) { /* AAD after the key block and no text: batch_used is 0 */
+        memcpy(ct, a->poly.buf, a->poly.buflen);
+        a->batch_used = (unsigned)a->poly.buflen;
+        a->poly.buflen = 0;
+    }
+    return chapoly_aead_lengths_block(ct, a->batch_used, a->aad_len, a->text_len);
 }

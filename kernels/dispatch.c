@@ -84,6 +84,7 @@ static const struct shape {
     SIZE("chacha-batch", chacha_batch),
     SIZE("stream-min", stream_min),
     SIZE("poly-mac", poly_mac_min),
+    CHOICE("stream-fill", stream_fill, "rule", "last"),
 #undef CHOICE
 #undef SIZE
 };
@@ -114,9 +115,9 @@ enum {
     U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
     U_PWARM = 1u << 8, U_PPREFIX = 1u << 9, U_PTAIL = 1u << 10, U_PKEEP = 1u << 11,
     U_MULTI = 1u << 12, U_FIRST = 1u << 13, U_BATCH = 1u << 14, U_STREAM = 1u << 15,
-    U_PMAC = 1u << 16,
-    U_LAST = U_PMAC,
-    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM, /* what every level uses */
+    U_PMAC = 1u << 16, U_FILL = 1u << 17,
+    U_LAST = U_FILL,
+    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM | U_FILL, /* what every level uses */
     /* the lanes Poly1305 of AVX2 and IFMA (poly1305_avx2.c, poly1305_avx512ifma.c) */
     U_POLY = U_PVEC | U_PSTREAM | U_PWARM | U_PPREFIX | U_PTAIL | U_PMAC
 };
@@ -502,7 +503,7 @@ const chapoly_kernels chapoly_kernels_portable_table = {
     .name = "portable",
     .features = "portable C, no SIMD",
     .shapes = { .aead_chunk = 0, .first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES,
-                .chacha_batch = 64, .stream_min = 256 },
+                .chacha_batch = 64, .stream_min = 256, .stream_fill = 1 },
     .chacha20_xor = chacha20_xor_portable,
     .chacha20_keyblock_xor = chapoly_generic_keyblock_xor,
     .hchacha20 = hchacha20_portable,

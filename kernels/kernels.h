@@ -98,6 +98,15 @@ typedef struct chapoly_kernels chapoly_kernels;
 typedef struct chapoly_shapes {
     uint8_t one_block_rows;     /* chacha-one */
     uint8_t aead_stitched;      /* aead */
+    /*
+     * stream-fill: a streaming refill is sized by the rule below
+     * (stream_min, half the text so far, the grid: "rule") or, while the
+     * message is shorter than the shorter of the last two messages through
+     * the same state, by what those messages needed ("last"): a
+     * context that streams messages of one length gets the batches that
+     * length needs, and alternating lengths fall back to the rule.
+     */
+    uint8_t stream_fill;
     uint32_t chacha_pairs_min;  /* chacha-pairs: two column batches in flight from here */
     /*
      * chacha-wide: a text this long or longer runs five-block steps (a

@@ -33,7 +33,7 @@ const chapoly_kernels chapoly_kernels_avx2 = {
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 0, .aead_chunk = 0,
                 .poly_vector_min = 32, .poly_mac_min = 22, .poly_stream_min = 32, .poly_warm_min = 16,
                 .poly_prefix = 0, .poly_tail = 3, .first_max = 1984, .chacha_batch = 512,
-                .stream_min = 512, .span_pre = 512 },
+                .stream_min = 512, .stream_fill = 1, .span_pre = 512 },
     .chacha20_xor = chacha20_xor_avx2,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx2,
     .hchacha20 = hchacha20_avx2,

@@ -17,7 +17,7 @@ const chapoly_kernels chapoly_kernels_neon = {
     .name = "neon",
     .features = "AArch64 Advanced SIMD (ASIMD)",
     .shapes = { .chacha_wide_min = 512, .aead_chunk = 0, .poly_vector_min = 24,
-                .first_max = 1984, .chacha_batch = 256, .stream_min = 256 },
+                .first_max = 1984, .chacha_batch = 256, .stream_min = 256, .stream_fill = 1 },
     .chacha20_xor = chacha20_xor_neon,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_neon,
     .hchacha20 = hchacha20_portable,

@@ -519,6 +519,9 @@ static void stream_refill(const chapoly_kernels *k)
         CHECK(memcmp(tag, tag_ref, 16) == 0 && memcmp(piece, ct_ref, first) == 0,
               "%s fill: %zu bytes in one update", k->name, first);
     }
+    /* the last two messages were 64 and 65 bytes: no expectation past the first block */
+    CHECK(a->len_hint == 64, "%s refill: the state expects %u bytes after messages of 64 and 65",
+          k->name, a->len_hint);
     chapoly_aead_start(a, k, key, nonce);
     for (int j = 0; j < 3; j++)
         chapoly_aead_text(a, piece, pt + 16 * j, 16, 1);
@@ -547,6 +550,82 @@ static void stream_refill(const chapoly_kernels *k)
     ref_seal(key, nonce, NULL, 0, pt, REFILL_LEN, ct_ref, tag_ref);
     CHECK(memcmp(tag, tag_ref, 16) == 0, "%s refill: %d bytes in 16-byte updates, tag", k->name,
           REFILL_LEN);
+    chapoly_aead_clear(a);
+    free(a);
+}
+
+/*
+ * stream-fill=last: once the last two messages through a state had len
+ * bytes or more, a message streamed in small updates refills with the rest
+ * of len in whole chacha_batch batches, up to AEAD_BATCH_MAX, without the
+ * grid (stream-fill=rule: the rule stream_refill checks on a fresh
+ * state). Any lengths in any order give the reference bytes; alternating
+ * lengths expect the shorter.
+ */
+static void stream_expect(const chapoly_kernels *k)
+{
+    static const size_t lens[] = { 1600, 4096, 8192 + 17, 2500 };
+    static const size_t us[] = { 16, 64, 256 };
+    chapoly_aead *a = state_alloc();
+    uint8_t key[32], nonce[12], aad[13], tag_ref[16], tag[16], piece[256];
+    size_t batch = k->shapes.chacha_batch;
+
+    rnd_bytes(key, 32);
+    rnd_bytes(aad, sizeof(aad));
+    for (size_t li = 0; li < sizeof(lens) / sizeof(lens[0]); li++) {
+        for (size_t ui = 0; ui < sizeof(us) / sizeof(us[0]); ui++) {
+            size_t len = lens[li], u = us[ui], refills = 0;
+
+            for (int m = 0; m < 3; m++) { /* the third message expects len */
+                rnd_bytes(nonce, 12);
+                rnd_bytes(pt, len);
+                ref_seal(key, nonce, aad, sizeof(aad), pt, len, ct_ref, tag_ref);
+                chapoly_aead_start(a, k, key, nonce);
+                chapoly_aead_aad(a, aad, sizeof(aad));
+                CHECK(m < 2 || !k->shapes.stream_fill || a->len_hint == len,
+                      "%s expect: after two messages of %zu the state expects %u", k->name, len,
+                      a->len_hint);
+                for (size_t off = 0; off < len; off += u) {
+                    size_t n = len - off < u ? len - off : u;
+                    unsigned made = a->ks_len, used = a->batch_used;
+                    size_t end = (size_t)a->batch_start + made; /* where the keystream runs out */
+
+                    memcpy(piece, pt + off, n);
+                    chapoly_aead_text(a, piece, piece, n, 1);
+                    memcpy(buf + off, piece, n);
+                    if (m < 2 || !k->shapes.stream_fill || off == 0 ||
+                        (made == a->ks_len && used < a->batch_used))
+                        continue; /* no refill in this update */
+                    size_t want = (len - end + batch - 1) / batch * batch;
+
+                    want = want < AEAD_BATCH_MAX ? want : AEAD_BATCH_MAX;
+                    refills++;
+                    CHECK(a->ks_len == want,
+                          "%s expect: %zu bytes in updates of %zu, a refill at %zu of %u, not %zu",
+                          k->name, len, u, end, a->ks_len, want);
+                }
+                chapoly_aead_finish(a, tag);
+                CHECK(memcmp(buf, ct_ref, len) == 0 && memcmp(tag, tag_ref, 16) == 0,
+                      "%s expect: message %d of %zu bytes in updates of %zu", k->name, m, len, u);
+            }
+            CHECK(!k->shapes.stream_fill || refills > 0,
+                  "%s expect: %zu bytes in updates of %zu made no refill", k->name, len, u);
+        }
+    }
+    /* lengths in every order, sealed and opened, against the reference */
+    for (int i = 0; i < 60; i++) {
+        size_t len = i % 3 == 0 ? 8192 : (size_t)(rnd() % 9000), u = us[rnd() % 3];
+
+        rnd_bytes(nonce, 12);
+        rnd_bytes(pt, len);
+        ref_seal(key, nonce, aad, sizeof(aad), pt, len, ct_ref, tag_ref);
+        batch_run(a, k, key, nonce, aad, sizeof(aad), pt, len, u, 1, buf, tag);
+        CHECK(memcmp(buf, ct_ref, len) == 0 && memcmp(tag, tag_ref, 16) == 0,
+              "%s expect: seal %d, %zu bytes in updates of %zu", k->name, i, len, u);
+        CHECK(batch_run(a, k, key, nonce, aad, sizeof(aad), ct_ref, len, u, 0, buf, tag_ref) &&
+                  memcmp(buf, pt, len) == 0,
+              "%s expect: open %d, %zu bytes in updates of %zu", k->name, i, len, u);
+    }
     chapoly_aead_clear(a);
     free(a);
 }
@@ -640,6 +719,7 @@ int main(void)
         stream_diff(k);
         stream_batches(k);
         stream_refill(k);
+        stream_expect(k);
         oneshot_diff(k);
         levels++;
         printf("level %s: %lu passed, %lu failed\n", names[i], n_pass - p0, n_fail - f0);
