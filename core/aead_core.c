@@ -309,7 +309,8 @@ static int aead_check(chapoly_aead_msg *a, const uint8_t *tag, size_t taglen)
     int bad;
 
     aead_lengths_tag(a, calc);
-    bad = taglen < 1 || taglen > 16 || chapoly_consttime_memneq(calc, tag, taglen);
+    /* no || after the compare: unoptimised, it branches on the result */
+    bad = taglen < 1 || taglen > 16 ? 1 : chapoly_consttime_memneq(calc, tag, taglen);
     chapoly_wipe_inline(calc, sizeof(calc));
     return !bad;
 }
