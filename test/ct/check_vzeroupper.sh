@@ -19,8 +19,8 @@
 # dirty" flows forward (OR where paths meet) until nothing changes. A call
 # leaves the state as it was (the callee is checked on its own and leaves
 # clean what it dirtied). An indirect jump counts as a way out. Entry is
-# clean. check_vzeroupper_canary.sh checks that it reports a function that
-# returns dirty and passes the ones that do not.
+# clean. ct_vzeroupper_canary (check_canary.sh, vzeroupper_canary.c) checks
+# that it reports functions that return dirty and passes the ones that do not.
 # GCC inserts its own vzeroupper only when it optimises: the kernels are
 # built optimised in every configuration (kernels/CMakeLists.txt).
 set -eu

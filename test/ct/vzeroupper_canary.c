@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Functions check_vzeroupper.sh must judge right (check_vzeroupper_canary.sh):
+ * Functions check_vzeroupper.sh must judge right (check_canary.sh):
  * bad_* return with the upper halves of ymm0-15 possibly dirty, good_* do not.
  * Never run: the object is only disassembled. The 256-bit instructions are
  * in asm; the bad_* asm names no vector clobber (GCC adds a vzeroupper
