@@ -364,6 +364,76 @@ static void test_alg(alg *a, EVP_CIPHER *cp_default)
     }
 }
 
+/*
+ * A kept context: one sealing and one opening context initialised once, then
+ * a new IV for every message (EVP_CipherInit_ex with the IV only), messages
+ * of lengths that repeat and alternate, in small updates: the provider's
+ * streaming state carries what it learnt of earlier messages' lengths
+ * (stream-fill) from message to message, and no sequence may change a byte.
+ * Reference: the default provider (XChaCha: HChaCha20 + ChaCha20-Poly1305
+ * from default-provider pieces), one-shot.
+ */
+static void test_kept(const alg *a, EVP_CIPHER *cp_default)
+{
+    static const size_t seq[] = { 1600, 1600, 1600, 4100, 4100, 512, 8192, 8192, 300, 2500,
+                                  2500, 2500, 0, 7000, 64, 3000, 3000, 1500 };
+    static const size_t pieces[] = { 16, 64, 256, 0 };
+    enum { KEPT_MAX = 8192 };
+    uint8_t *m = malloc(KEPT_MAX), *r = malloc(KEPT_MAX), *b = malloc(KEPT_MAX + SLACK),
+            *o = malloc(KEPT_MAX + SLACK);
+    EVP_CIPHER_CTX *enc = EVP_CIPHER_CTX_new(), *dec = EVP_CIPHER_CTX_new();
+    uint8_t k[32], n[24], rt[TAGLEN], t[TAGLEN];
+    int outl, ok;
+
+    T_OK(m && r && b && o && enc && dec, "%s kept context: allocation", a->name);
+    t_rand_bytes(k, sizeof(k));
+    ok = m && r && b && o && enc && dec && EVP_EncryptInit_ex(enc, a->ours, NULL, k, NULL)
+         && EVP_DecryptInit_ex(dec, a->ours, NULL, k, NULL);
+    T_OK(ok, "%s kept context: init with the key", a->name);
+    for (size_t i = 0; ok && i < 3 * sizeof(seq) / sizeof(seq[0]); i++) {
+        size_t len = seq[i % (sizeof(seq) / sizeof(seq[0]))];
+        feed f = { .piece = pieces[i % 4] ? pieces[i % 4] : 1 + t_rand_below(300),
+                   .inplace = (int)(i & 1) };
+        feed whole = { 0 };
+        char what[96];
+
+        snprintf(what, sizeof(what), "%s kept context, message %zu: %zu bytes in pieces of %zu",
+                 a->name, i, len, f.piece);
+        t_rand_bytes(n, a->ivlen);
+        t_rand_bytes(m, len);
+        fail_step = NULL;
+        T_OK(a->ref != NULL ? seal(a->ref, k, n, aad, 13, m, len, r, rt, &whole)
+                            : xchacha_seal_default(cp_default, k, n, aad, 13, m, len, r, rt),
+             "%s: reference", what);
+        memset(o, CANARY, KEPT_MAX + SLACK);
+        outl = -1;
+        if (f.inplace)
+            memcpy(o, m, len);
+        T_OK(EVP_EncryptInit_ex(enc, NULL, NULL, NULL, n) && feed_aad(enc, aad, 13, &f)
+                 && feed_text(enc, o, m, len, &f) && EVP_EncryptFinal_ex(enc, o + len, &outl)
+                 && outl == 0 && t_get_tag(enc, t, TAGLEN),
+             "%s: seal (%s)", what, fail_step ? fail_step : "final or tag");
+        T_OK(memcmp(o, r, len) == 0 && memcmp(t, rt, TAGLEN) == 0 && canary_intact(o, len),
+             "%s: ciphertext or tag differ from the reference", what);
+        memset(b, CANARY, KEPT_MAX + SLACK);
+        outl = -1;
+        if (f.inplace)
+            memcpy(b, r, len);
+        T_OK(EVP_DecryptInit_ex(dec, NULL, NULL, NULL, n) && feed_aad(dec, aad, 13, &f)
+                 && feed_text(dec, b, r, len, &f) && t_set_tag(dec, rt, TAGLEN)
+                 && EVP_DecryptFinal_ex(dec, b + len, &outl) && outl == 0,
+             "%s: open (%s)", what, fail_step ? fail_step : "final");
+        T_OK(memcmp(b, m, len) == 0 && canary_intact(b, len), "%s: plaintext differs", what);
+        ERR_clear_error();
+    }
+    EVP_CIPHER_CTX_free(enc);
+    EVP_CIPHER_CTX_free(dec);
+    free(m);
+    free(r);
+    free(b);
+    free(o);
+}
+
 int main(void)
 {
     t_setup();
@@ -377,8 +447,10 @@ int main(void)
     T_OK(cp_default != NULL, "fetch default ChaCha20-Poly1305");
     for (int i = 0; i < 2; i++) {
         T_OK(algs[i].ours != NULL, "fetch %s from chapoly", algs[i].name);
-        if (algs[i].ours != NULL && cp_default != NULL)
+        if (algs[i].ours != NULL && cp_default != NULL) {
             test_alg(&algs[i], cp_default);
+            test_kept(&algs[i], cp_default);
+        }
         EVP_CIPHER_free(algs[i].ours);
     }
     EVP_CIPHER_free(cp_default);
