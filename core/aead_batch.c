@@ -319,7 +319,7 @@ static BATCH_MANY void finish_many(chapoly_batch *b, uint8_t (*tags)[16])
     }
     b->k->poly1305_multi_blocks(b->k, st, mac_in, mac_len, b->n);
     for (size_t i = 0; i < b->n; i++)
-        chapoly_msg_tag(msg(b, i), tags[i]);
+        chapoly_msg_tag(msg(b, i), NULL, 0, tags[i]);
     for (size_t i = 0; i < b->n; i++)
         chapoly_msg_clear(msg(b, i)); /* the key words: nothing of the message is left */
 }

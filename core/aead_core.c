@@ -285,9 +285,9 @@ static void aead_drop_keystream(chapoly_aead_msg *a)
 
 /* ---- the tag (the last step; aead_steps.c has the others and the lengths) ---- */
 
-void chapoly_msg_tag(chapoly_aead_msg *a, uint8_t tag[16])
+void chapoly_msg_tag(chapoly_aead_msg *a, const uint8_t *last, size_t len, uint8_t tag[16])
 {
-    a->k->poly1305_final(a->k, &a->poly, tag);
+    a->k->poly1305_last(a->k, &a->poly, last, len, 1, tag);
     a->batch_used = 0;
     a->phase = AEAD_PHASE_DONE;
     aead_drop_keystream(a);
@@ -298,8 +298,7 @@ static void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
 {
     if (a->phase == AEAD_PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
         aead_text(a, CT(a), CT(a), 0, 1, a->aad_buf, a->aad_buffered, 0);
-    a->k->poly1305_blocks(a->k, &a->poly, CT(a), chapoly_msg_lengths(a), 1);
-    chapoly_msg_tag(a, tag);
+    chapoly_msg_tag(a, CT(a), chapoly_msg_lengths(a), tag);
 }
 
 /* The tag against the first taglen bytes of tag[], in constant time; 1 if equal. */

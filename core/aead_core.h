@@ -250,8 +250,11 @@ void chapoly_msg_text_ks(chapoly_aead_msg *m, uint8_t *out, const uint8_t *in, s
                          const uint8_t *ks, int enc, uint8_t *mac);
 /* After the AAD's end: the last row (ct[]: ciphertext collected, pad, lengths); its length. */
 size_t chapoly_msg_lengths(chapoly_aead_msg *m);
-/* After the last row: the tag; the message is done. */
-void chapoly_msg_tag(chapoly_aead_msg *m, uint8_t tag[16]);
+/*
+ * The last row's len bytes (last: ct[] after chapoly_msg_lengths, or
+ * NULL with len 0 once it is hashed), then the tag; the message is done.
+ */
+void chapoly_msg_tag(chapoly_aead_msg *m, const uint8_t *last, size_t len, uint8_t tag[16]);
 
 /*
  * n bytes, inline: the short copies of a message's rows (AAD, text tails)

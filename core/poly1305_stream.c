@@ -72,11 +72,13 @@ static void pad_block(poly1305_state *st)
 void chapoly_poly1305_final(const chapoly_kernels *k, poly1305_state *st,
                             uint8_t tag[16])
 {
+    size_t last = 0;
+
     if (st->buflen > 0) {
         pad_block(st);
-        k->poly1305_blocks(k, st, st->buf, POLY1305_BLOCK_BYTES, 0);
+        last = POLY1305_BLOCK_BYTES;
     }
-    k->poly1305_final(k, st, tag);
+    k->poly1305_last(k, st, st->buf, last, 0, tag);
     chapoly_wipe_inline(st->buf, sizeof(st->buf)); /* the last message bytes; no call */
     st->buflen = 0;
 }

@@ -510,6 +510,7 @@ const chapoly_kernels chapoly_kernels_portable_table = {
     .poly1305_init = poly1305_init_portable,
     .poly1305_blocks = poly1305_blocks_portable,
     .poly1305_final = poly1305_final_portable,
+    .poly1305_last = chapoly_generic_poly1305_last,
     .chacha20_multi_blocks = chacha20_multi_blocks_portable,
     .poly1305_multi_blocks = chapoly_generic_poly1305_multi_blocks,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,

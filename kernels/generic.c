@@ -124,3 +124,11 @@ void chapoly_generic_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_st
         if (len[i] > 0)
             k->poly1305_blocks(k, st[i], in[i], len[i], 1);
 }
+
+void chapoly_generic_poly1305_last(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
+                                   size_t len, unsigned padbit, uint8_t tag[16])
+{
+    if (len >= POLY1305_BLOCK_BYTES)
+        k->poly1305_blocks(k, st, in, len, padbit);
+    k->poly1305_final(k, st, tag);
+}

@@ -205,6 +205,16 @@ struct chapoly_kernels {
                             size_t len, unsigned padbit);
     /* Writes the tag of everything hashed so far and wipes st->priv. */
     void (*poly1305_final)(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
+    /*
+     * The last len bytes (whole blocks, len may be 0; in is not read then)
+     * as poly1305_blocks(st, in, len, padbit), then the tag as
+     * poly1305_final: one call for the end of a message (the POLY1305
+     * MAC's padded last block; an AEAD's last ciphertext and its lengths
+     * block), so a level can keep the hash in registers from the last
+     * block into the final reduction.
+     */
+    void (*poly1305_last)(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
+                          size_t len, unsigned padbit, uint8_t tag[16]);
 
     /*
      * n independent ChaCha20 blocks, block i the block function of the
@@ -365,6 +375,8 @@ void chapoly_generic_chacha20_multi_blocks(const chapoly_kernels *k, uint8_t *ou
 void chapoly_generic_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_state *const st[],
                                            const uint8_t *const in[], const size_t len[],
                                            size_t n);
+void chapoly_generic_poly1305_last(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
+                                   size_t len, unsigned padbit, uint8_t tag[16]);
 
 /* ---- the AEAD format (RFC 8439 2.8), written once (kernels/generic.c) ---- */
 

@@ -195,6 +195,8 @@ void poly1305_init_avx2(const chapoly_kernels *k, poly1305_state *st, const uint
 void poly1305_blocks_avx2(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in, size_t len,
                           unsigned padbit);
 void poly1305_final_avx2(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
+void poly1305_last_avx2(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
+                        size_t len, unsigned padbit, uint8_t tag[16]);
 /* Pending lanes folded into the scalar hash (priv words W_H..): aead_avx2.c */
 void poly1305_scalar_avx2(uint64_t *priv);
 /* aead_avx2.c: the table's aead_xor_hash_range (kernels.h) */
@@ -249,6 +251,8 @@ void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *k, poly1305_state *
 void poly1305_blocks_avx512ifma(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
                                 size_t len, unsigned padbit);
 void poly1305_final_avx512ifma(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);
+void poly1305_last_avx512ifma(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
+                              size_t len, unsigned padbit, uint8_t tag[16]);
 /* Key powers r^1..r^8 (and r^9..r^16 if want16) into st->priv, once. */
 void poly1305_powers_avx512ifma(uint64_t *priv, int want16);
 void aead_xor_hash_range_avx512ifma(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,

@@ -23,6 +23,7 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
     .poly1305_init = poly1305_init_avx2,
     .poly1305_blocks = poly1305_blocks_avx2,
     .poly1305_final = poly1305_final_avx2,
+    .poly1305_last = poly1305_last_avx2,
     .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,

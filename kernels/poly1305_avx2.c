@@ -684,3 +684,40 @@ void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t 
     final_impl(st->priv, tag);
     scrub_stack_1k(); /* the fold's and the final reduction's spills (clang; see above) */
 }
+
+/*
+ * The last blocks and the tag (kernels.h). Few blocks (the MAC's padded
+ * block, an AEAD's lengths block after its last ciphertext) on a scalar
+ * hash, or fewer than poly-tail after pending lanes (folded first, from
+ * memory into registers), run the scalar loop on the hash in registers
+ * straight into the final reduction; anything else is poly1305_blocks,
+ * then poly1305_final.
+ */
+static __attribute__((noinline)) void last_impl(uint64_t *p, const uint8_t *in, size_t nb,
+                                                uint64_t pad, uint8_t tag[16])
+{
+    unsigned s = (unsigned)p[W_STATE];
+    sc_hash h = (s & ST_L4) ? fold_lanes(p, v5_load(p + W_LANES))
+                            : (sc_hash){ p[W_H], p[W_H + 1], p[W_H + 2] };
+
+    sc_last(p, h, in, nb, pad, tag);
+    wipe_words(p, s & ST_R8 ? W_END : s & ST_POW ? W_R8 : W_LANES);
+}
+
+void poly1305_last_avx2(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
+                        size_t len, unsigned padbit, uint8_t tag[16])
+{
+    size_t nb = len / POLY1305_BLOCK_BYTES;
+    int lanes = (st->priv[W_STATE] & ST_L4) != 0;
+
+    if (lanes ? nb == 0 || nb >= kt->shapes.poly_tail : !sc_last_short(&kt->shapes, nb)) {
+        poly1305_blocks_avx2(kt, st, in, len, padbit);
+        poly1305_final_avx2(kt, st, tag);
+        return;
+    }
+    last_impl(st->priv, in, nb, padbit ? 1 : 0, tag);
+    if (lanes)
+        scrub_after_vector(0); /* the fold's spills (GCC; clang: 1 KiB) */
+    else
+        scrub_stack_256();
+}

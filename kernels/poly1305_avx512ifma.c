@@ -639,12 +639,9 @@ void poly1305_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, c
     }
 }
 
-/* The tag from the radix-2^64 hash; wipes the state (s: its state bits). */
-CHAPOLY_INLINE void final_scalar(uint64_t *p, unsigned s, uint8_t tag[16])
+/* The state wiped after the tag (s: its state bits). */
+CHAPOLY_INLINE void final_wipe(uint64_t *p, unsigned s)
 {
-    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
-
-    sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
     /*
      * What was written: the head; with r^1..r^8 the lanes C and that half
      * of the table; with r^9..r^16 the rest. (A first vector call keeps
@@ -660,6 +657,15 @@ CHAPOLY_INLINE void final_scalar(uint64_t *p, unsigned s, uint8_t tag[16])
     }
 }
 
+/* The tag from the radix-2^64 hash; wipes the state. */
+CHAPOLY_INLINE void final_scalar(uint64_t *p, unsigned s, uint8_t tag[16])
+{
+    sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
+
+    sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
+    final_wipe(p, s);
+}
+
 void poly1305_final_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
 {
     (void)kt;
@@ -672,4 +678,26 @@ void poly1305_final_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, ui
         zero_zmm16_31();
     }
     final_scalar(p, s, tag);
+}
+
+/*
+ * The last blocks and the tag (kernels.h): few blocks on a scalar hash
+ * (no lanes pending) run the scalar loop on the hash in registers straight
+ * into the final reduction; anything else is poly1305_blocks, then
+ * poly1305_final.
+ */
+void poly1305_last_avx512ifma(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
+                              size_t len, unsigned padbit, uint8_t tag[16])
+{
+    uint64_t *p = st->priv;
+    size_t nb = len / POLY1305_BLOCK_BYTES;
+    unsigned s = (unsigned)p[W_STATE];
+
+    if ((s & (ST_L8 | ST_L16)) || !sc_last_short(&kt->shapes, nb)) {
+        poly1305_blocks_avx512ifma(kt, st, in, len, padbit);
+        poly1305_final_avx512ifma(kt, st, tag);
+        return;
+    }
+    sc_last(p, (sc_hash){ p[W_H], p[W_H + 1], p[W_H + 2] }, in, nb, padbit ? 1 : 0, tag);
+    final_wipe(p, s);
 }

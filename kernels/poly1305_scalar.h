@@ -126,6 +126,57 @@ CHAPOLY_INLINE sc_hash sc_blocks(sc_hash h, sc_key k, const uint8_t *in,
 }
 
 /*
+ * The Horner loop of sc_blocks_mem and sc_blocks_reg: the hash in h0..h2,
+ * nb >= 1 blocks at in, the key words only memory operands at k.
+ */
+#define SC_BLOCK_LOOP                                                   \
+    "1:\n\t"                                                            \
+    /* h += m + 2^128 padbit */                                         \
+    "addq 0(%[in]), %[h0]\n\t"                                          \
+    "adcq 8(%[in]), %[h1]\n\t"                                          \
+    "adcq %[pad], %[h2]\n\t"                                            \
+    /* d0 = h0 r0 + h1 s1 -> (h0, a); d1 = h0 r1 + h1 r0 -> (b, c) */   \
+    "movq %[h0], %%rdx\n\t"                                             \
+    "mulxq 0(%[k]), %[h0], %[a]\n\t"                                    \
+    "mulxq 8(%[k]), %[b], %[c]\n\t"                                     \
+    "movq %[h1], %%rdx\n\t"                                             \
+    "mulxq 16(%[k]), %[h1], %[e]\n\t"                                   \
+    "addq %[h1], %[h0]\n\t"                                             \
+    "adcq %[e], %[a]\n\t"                                               \
+    "mulxq 0(%[k]), %[h1], %[e]\n\t"                                    \
+    "addq %[h1], %[b]\n\t"                                              \
+    "adcq %[e], %[c]\n\t"                                               \
+    /* d1 += h2 s1 (< 2^64) + (d0 >> 64); d2 = h2 r0 + (d1 >> 64) */    \
+    "movq %[h2], %%rdx\n\t"                                             \
+    "imulq 16(%[k]), %%rdx\n\t"                                         \
+    "imulq 0(%[k]), %[h2]\n\t"                                          \
+    "addq %%rdx, %[b]\n\t"                                              \
+    "adcq $0, %[c]\n\t"                                                 \
+    "addq %[a], %[b]\n\t"                                               \
+    "adcq %[c], %[h2]\n\t"                                              \
+    /* bits >= 130 times 5 back in: h0 += (d2 & ~3) + (d2 >> 2) */      \
+    "movq %[h2], %[a]\n\t"                                              \
+    "andq $-4, %[a]\n\t"                                                \
+    "movq %[h2], %[c]\n\t"                                              \
+    "shrq $2, %[c]\n\t"                                                 \
+    "addq %[c], %[a]\n\t"                                               \
+    "andq $3, %[h2]\n\t"                                                \
+    "addq %[a], %[h0]\n\t"                                              \
+    "adcq $0, %[b]\n\t"                                                 \
+    "adcq $0, %[h2]\n\t"                                                \
+    "movq %[b], %[h1]\n\t"                                              \
+    "leaq 16(%[in]), %[in]\n\t"                                         \
+    "decq %[nb]\n\t"                                                    \
+    "jnz 1b\n\t"
+/* the loop's temporaries zeroed (partial products of the hash) */
+#define SC_BLOCK_ZERO_TMP                                               \
+    "xorl %k[a], %k[a]\n\t"                                             \
+    "xorl %k[b], %k[b]\n\t"                                             \
+    "xorl %k[c], %k[c]\n\t"                                             \
+    "xorl %k[e], %k[e]\n\t"                                             \
+    "xorl %%edx, %%edx"
+
+/*
  * sc_blocks on the state in memory, nb >= 1 blocks, in one asm loop: the
  * key words r0, r1, s1 at k[0..2] are only ever memory operands of mulx
  * and imul, and the hash at h[0..2] stays in registers until it is stored
@@ -146,44 +197,7 @@ CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
         "movq 0(%[h]), %[h0]\n\t"
         "movq 8(%[h]), %[h1]\n\t"
         "movq 16(%[h]), %[h2]\n"
-        "1:\n\t"
-        /* h += m + 2^128 padbit */
-        "addq 0(%[in]), %[h0]\n\t"
-        "adcq 8(%[in]), %[h1]\n\t"
-        "adcq %[pad], %[h2]\n\t"
-        /* d0 = h0 r0 + h1 s1 -> (h0, a); d1 = h0 r1 + h1 r0 -> (b, c) */
-        "movq %[h0], %%rdx\n\t"
-        "mulxq 0(%[k]), %[h0], %[a]\n\t"
-        "mulxq 8(%[k]), %[b], %[c]\n\t"
-        "movq %[h1], %%rdx\n\t"
-        "mulxq 16(%[k]), %[h1], %[e]\n\t"
-        "addq %[h1], %[h0]\n\t"
-        "adcq %[e], %[a]\n\t"
-        "mulxq 0(%[k]), %[h1], %[e]\n\t"
-        "addq %[h1], %[b]\n\t"
-        "adcq %[e], %[c]\n\t"
-        /* d1 += h2 s1 (< 2^64) + (d0 >> 64); d2 = h2 r0 + (d1 >> 64) */
-        "movq %[h2], %%rdx\n\t"
-        "imulq 16(%[k]), %%rdx\n\t"
-        "imulq 0(%[k]), %[h2]\n\t"
-        "addq %%rdx, %[b]\n\t"
-        "adcq $0, %[c]\n\t"
-        "addq %[a], %[b]\n\t"
-        "adcq %[c], %[h2]\n\t"
-        /* bits >= 130 times 5 back in: h0 += (d2 & ~3) + (d2 >> 2) */
-        "movq %[h2], %[a]\n\t"
-        "andq $-4, %[a]\n\t"
-        "movq %[h2], %[c]\n\t"
-        "shrq $2, %[c]\n\t"
-        "addq %[c], %[a]\n\t"
-        "andq $3, %[h2]\n\t"
-        "addq %[a], %[h0]\n\t"
-        "adcq $0, %[b]\n\t"
-        "adcq $0, %[h2]\n\t"
-        "movq %[b], %[h1]\n\t"
-        "leaq 16(%[in]), %[in]\n\t"
-        "decq %[nb]\n\t"
-        "jnz 1b\n\t"
+        SC_BLOCK_LOOP
         "movq %[h0], 0(%[h])\n\t"
         "movq %[h1], 8(%[h])\n\t"
         "movq %[h2], 16(%[h])\n\t"
@@ -191,16 +205,37 @@ CHAPOLY_INLINE void sc_blocks_mem(uint64_t h[3], const uint64_t k[3],
         "xorl %k[h0], %k[h0]\n\t"
         "xorl %k[h1], %k[h1]\n\t"
         "xorl %k[h2], %k[h2]\n\t"
-        "xorl %k[a], %k[a]\n\t"
-        "xorl %k[b], %k[b]\n\t"
-        "xorl %k[c], %k[c]\n\t"
-        "xorl %k[e], %k[e]\n\t"
-        "xorl %%edx, %%edx"
+        SC_BLOCK_ZERO_TMP
         : [h0] "=&r"(h0), [h1] "=&r"(h1), [h2] "=&r"(h2), [a] "=&r"(a),
           [b] "=&r"(b), [c] "=&r"(c), [e] "=&r"(e), "=&d"(dx),
           [in] "+r"(in), [nb] "+r"(nb)
         : [h] "r"(h), [k] "r"(k), [pad] "r"(padbit)
         : "cc", "memory");
+}
+
+/*
+ * The same loop on a hash in registers, for the tag right after it
+ * (sc_final): no store and reload of the hash between the last blocks and
+ * the final reduction. The caller's next step is sc_final, which consumes
+ * the words.
+ */
+CHAPOLY_INLINE sc_hash sc_blocks_reg(sc_hash h, const uint64_t k[3], const uint8_t *in,
+                                     size_t nb, uint64_t padbit)
+{
+    uint64_t h0 = h.h0, h1 = h.h1, h2 = h.h2, a, b, c, e, dx;
+
+    __asm__ volatile(
+        SC_BLOCK_LOOP
+        SC_BLOCK_ZERO_TMP
+        : [h0] "+&r"(h0), [h1] "+&r"(h1), [h2] "+&r"(h2), [a] "=&r"(a),
+          [b] "=&r"(b), [c] "=&r"(c), [e] "=&r"(e), "=&d"(dx),
+          [in] "+r"(in), [nb] "+r"(nb)
+        : [k] "r"(k), [pad] "r"(padbit)
+        : "cc", "memory");
+    h.h0 = h0;
+    h.h1 = h1;
+    h.h2 = h2;
+    return h;
 }
 
 /*
@@ -310,6 +345,31 @@ CHAPOLY_INLINE void sc_final(sc_hash h, uint64_t s0, uint64_t s1,
           [g1] "=&r"(g1)
         : [s0] "rm"(s0), [s1] "rm"(s1), [tag] "r"(tag)
         : "cc", "memory");
+}
+
+/*
+ * poly1305_last's short form: 1 if nb blocks on a state with no lanes
+ * pending take the scalar path of poly1305_blocks whatever the state's
+ * history (below every vector crossover), so the call can hash them on
+ * the hash in registers and go on to the tag (sc_last).
+ */
+CHAPOLY_INLINE int sc_last_short(const chapoly_shapes *sh, size_t nb)
+{
+    return nb >= 1 && nb < sh->poly_vector_min && nb < sh->poly_warm_min &&
+           (sh->poly_vector2_min == 0 || nb < sh->poly_vector2_min);
+}
+
+/*
+ * h, then nb >= 1 blocks at in, then the tag: the hash never stored. The
+ * pad words are read after the loop (its asm clobbers memory), so they go
+ * into the final reduction as memory operands: read before it, GCC kept
+ * one in a stack slot across the loop.
+ */
+CHAPOLY_INLINE void sc_last(const uint64_t *p, sc_hash h, const uint8_t *in, size_t nb,
+                            uint64_t padbit, uint8_t tag[16])
+{
+    h = sc_blocks_reg(h, p + W_KEY, in, nb, padbit);
+    sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
 }
 
 #endif

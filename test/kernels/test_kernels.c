@@ -231,11 +231,13 @@ int main(void)
         cur_level = names[li];
         CHECK(k->name != NULL && strcmp(k->name, names[li]) == 0, "table name is '%s'",
               k->name ? k->name : "(null)");
-        CHECK(k->chacha20_xor && k->hchacha20 && k->poly1305_init && k->poly1305_blocks &&
-                  k->poly1305_final,
-              "incomplete table");
-        if (!(k->chacha20_xor && k->hchacha20 && k->poly1305_init && k->poly1305_blocks &&
-              k->poly1305_final))
+        int complete = k->chacha20_xor && k->chacha20_keyblock_xor && k->hchacha20 &&
+                       k->poly1305_init && k->poly1305_blocks && k->poly1305_final &&
+                       k->poly1305_last && k->chacha20_multi_blocks &&
+                       k->poly1305_multi_blocks && k->aead_xor_hash_range &&
+                       k->aead_first_xor_hash;
+        CHECK(complete, "incomplete table");
+        if (!complete)
             continue;
 
         up_level_begin(k != P);

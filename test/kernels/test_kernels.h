@@ -79,7 +79,7 @@ void k_hchacha(const chapoly_kernels *k, uint8_t sub[32], const uint8_t key[32],
 void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
                 const uint8_t *m, size_t len);
 void k_poly_calls(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
-                  const uint8_t *m, const size_t *calls, size_t ncalls, size_t tail);
+                  const uint8_t *m, const size_t *calls, size_t ncalls, size_t tail, int last);
 void k_sinit(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32]);
 void k_supdate(const chapoly_kernels *k, poly1305_state *st, const uint8_t *m, size_t len);
 void k_sfinal(const chapoly_kernels *k, poly1305_state *st, uint8_t tag[16]);

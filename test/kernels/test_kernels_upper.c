@@ -345,12 +345,12 @@ void up_init(void)
 }
 
 /* Per level: calls per kernel entry point and the first dirty one. */
-enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_SINIT, F_SUPDATE, F_SFINAL,
-       F_SEAL, F_OPEN, F_KEYBLOCK_XOR, F_MULTI, F_PMULTI, F_XORHASH_RANGE,
+enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_PLAST, F_SINIT, F_SUPDATE,
+       F_SFINAL, F_SEAL, F_OPEN, F_KEYBLOCK_XOR, F_MULTI, F_PMULTI, F_XORHASH_RANGE,
        F_FIRST_XORHASH, F_ROW1, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
-    "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
+    "poly1305_last", "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
     "chapoly_aead_seal", "chapoly_aead_open",
     "chacha20_keyblock_xor", "chacha20_multi_blocks", "poly1305_multi_blocks",
     "aead_xor_hash_range", "aead_first_xor_hash",
@@ -443,7 +443,8 @@ void k_hchacha(const chapoly_kernels *k, uint8_t sub[32], const uint8_t key[32],
 
 /*
  * Raw one-shot Poly1305 straight on the table: one blocks call over every
- * whole block, then the padded tail with padbit 0.
+ * whole block, then the padded tail with padbit 0, then final; at odd
+ * lengths the tail and the tag in one poly1305_last call.
  */
 void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
                 const uint8_t *m, size_t len)
@@ -464,6 +465,11 @@ void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32]
         memcpy(b, m + whole, len & 15);
         b[len & 15] = 1;
         k_before();
+        if (len & 1) {
+            k->poly1305_last(k, &st, b, 16, 0, tag);
+            k_after(F_PLAST, len);
+            return;
+        }
         k->poly1305_blocks(k, &st, b, 16, 0);
         k_after(F_PBLOCKS, 16);
     }
@@ -474,33 +480,45 @@ void k_poly_raw(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32]
 
 /*
  * Raw Poly1305 as a sequence of blocks calls: calls[i] whole blocks each
- * (padbit 1), then tail (0..15) bytes padded (padbit 0), then final.
+ * (padbit 1), then tail (0..15) bytes padded (padbit 0), then final. With
+ * 'last' the end is one poly1305_last call instead: over the padded tail
+ * block when there is one, else over the last call's blocks (none if
+ * ncalls is 0).
  */
 void k_poly_calls(const chapoly_kernels *k, uint8_t tag[16], const uint8_t key[32],
-                  const uint8_t *m, const size_t *calls, size_t ncalls, size_t tail)
+                  const uint8_t *m, const size_t *calls, size_t ncalls, size_t tail, int last)
 {
     poly1305_state st;
+    size_t nb = ncalls - (last && tail == 0 && ncalls > 0); /* blocks calls before the end */
+    uint8_t b[16] = { 0 };
 
     k_before();
     k->poly1305_init(k, &st, key);
     k_after(F_PINIT, 0);
-    for (size_t i = 0; i < ncalls; i++) {
+    for (size_t i = 0; i < nb; i++) {
         k_before();
         k->poly1305_blocks(k, &st, m, 16 * calls[i], 1);
         k_after(F_PBLOCKS, 16 * calls[i]);
         m += 16 * calls[i];
     }
     if (tail > 0) {
-        uint8_t b[16] = { 0 };
         memcpy(b, m, tail);
         b[tail] = 1;
-        k_before();
-        k->poly1305_blocks(k, &st, b, 16, 0);
-        k_after(F_PBLOCKS, 16);
     }
     k_before();
-    k->poly1305_final(k, &st, tag);
-    k_after(F_PFINAL, 0);
+    if (!last) {
+        if (tail > 0)
+            k->poly1305_blocks(k, &st, b, 16, 0);
+        k->poly1305_final(k, &st, tag);
+        k_after(F_PFINAL, 0);
+    } else if (tail > 0) {
+        k->poly1305_last(k, &st, b, 16, 0, tag);
+        k_after(F_PLAST, 16);
+    } else {
+        size_t len = nb < ncalls ? 16 * calls[nb] : 0;
+        k->poly1305_last(k, &st, len > 0 ? m : NULL, len, 1, tag);
+        k_after(F_PLAST, len);
+    }
 }
 
 void k_sinit(const chapoly_kernels *k, poly1305_state *st, const uint8_t key[32])

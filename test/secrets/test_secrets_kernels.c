@@ -13,7 +13,7 @@ uint8_t kkey[32], kmsg[4096], ktag[16];
 
 struct kop {
     const chapoly_kernels *k;
-    int which; /* 0 init, 1 blocks, 2 final */
+    int which; /* 0 init, 1 blocks, 2 final, 3 last */
     const uint8_t *in;
     size_t len;
     unsigned padbit;
@@ -27,8 +27,10 @@ static void kernel_op(void *arg)
         o->k->poly1305_init(o->k, &kst, kkey);
     else if (o->which == 1)
         o->k->poly1305_blocks(o->k, &kst, o->in, o->len, o->padbit);
-    else
+    else if (o->which == 2)
         o->k->poly1305_final(o->k, &kst, ktag);
+    else
+        o->k->poly1305_last(o->k, &kst, o->in, o->len, o->padbit, ktag);
 }
 
 static _Alignas(64) poly1305_state kref, ksnap[4];
@@ -72,7 +74,9 @@ void kernel_words(const uint8_t *tag, const poly1305_state *before,
  * batch of 5 blocks), 17 (lanes go on, then one scalar block after the
  * fold), 16 (whole batches go on), 7 and 15 after pending lanes (the last
  * three blocks in a partial batch with the final powers: AVX2 finish4) or
- * none (final folds the lanes).
+ * none (final folds the lanes). Then the same state again with the n2
+ * blocks and the tag in one poly1305_last call (the scalar loop on the
+ * hash in registers where it is short, the lanes folded first).
  */
 void kernel_poly_stack(const chapoly_kernels *k)
 {
@@ -132,6 +136,29 @@ void kernel_poly_stack(const chapoly_kernels *k)
                 left--;
         T_OK(left == 0,
              "kernel poly1305_final after %zu + %zu + %zu blocks (%s): %zu state words not wiped",
+             n0, n1, n2, t_kernel(), left);
+
+        /* the end again as one poly1305_last call on the state before it */
+        kst = ksnap[2];
+        kernel_words(tag, &ksnap[2], NULL);
+        if (n2 > 0)
+            add_lane_product_words(kkey, kmsg + 16 * at[2], n2, pad[2]);
+        o.which = 3;
+        o.in = n2 > 0 ? kmsg + 16 * at[2] : NULL;
+        o.len = 16 * n2;
+        o.padbit = pad[2];
+        memset(ktag, 0, sizeof(ktag));
+        snprintf(what, sizeof(what), "kernel poly1305_last of %zu blocks after %zu + %zu", n2, n0,
+                 n1);
+        check_op(kernel_op, &o, what);
+        T_EQ_MEM(ktag, tag, 16, "kernel poly1305_last tag after %zu + %zu + %zu blocks", n0, n1,
+                 n2);
+        left = POLY1305_PRIV_WORDS;
+        for (size_t w = 0; w < POLY1305_PRIV_WORDS; w++)
+            if (kst.priv[w] == 0)
+                left--;
+        T_OK(left == 0,
+             "kernel poly1305_last after %zu + %zu + %zu blocks (%s): %zu state words not wiped",
              n0, n1, n2, t_kernel(), left);
     }
     nvecs = 0;
