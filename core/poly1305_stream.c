@@ -14,6 +14,49 @@ void chapoly_poly1305_init(const chapoly_kernels *k, poly1305_state *st,
     st->buflen = 0;
 }
 
+/*
+ * n (1..15) bytes into an empty buf. On little-endian hosts as two 64-bit
+ * words built from loads that stay inside in[0..n) (two overlapping ones
+ * of the widest size that fits), stored whole: the final's padding reads
+ * buf as words (pad_block), and a load that spans a narrower store still
+ * in flight (memcpy's byte or dword stores of the tail, the update just
+ * before a one-shot MAC's final) is not forwarded: it waits for the
+ * store to reach the cache.
+ */
+static void tail_store(poly1305_state *st, const uint8_t *in, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t w0 = 0, w1 = 0;
+
+    if (n >= 8) {
+        memcpy(&w0, in, 8);
+        if (n > 8) {
+            memcpy(&w1, in + n - 8, 8);
+            w1 >>= 8 * (16 - n);
+        }
+    } else if (n >= 4) {
+        uint32_t lo, hi;
+
+        memcpy(&lo, in, 4);
+        memcpy(&hi, in + n - 4, 4);
+        w0 = lo | (uint64_t)hi << (8 * (n - 4));
+    } else if (n >= 2) {
+        uint16_t lo, hi;
+
+        memcpy(&lo, in, 2);
+        memcpy(&hi, in + n - 2, 2);
+        w0 = lo | (uint64_t)hi << (8 * (n - 2));
+    } else {
+        w0 = in[0];
+    }
+    volatile uint64_t *b = (volatile uint64_t *)(void *)st->buf; /* two word stores, not one vector store */
+    b[0] = w0;
+    b[1] = w1;
+#else
+    memcpy(st->buf, in, n);
+#endif
+}
+
 void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
                              const uint8_t *in, size_t len)
 {
@@ -35,7 +78,7 @@ void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
     if (whole > 0)
         k->poly1305_blocks(k, st, in, whole, 1); /* the longest run, one call */
     if (len > whole) {
-        memcpy(st->buf, in + whole, len - whole);
+        tail_store(st, in + whole, len - whole);
         st->buflen = len - whole;
     }
 }
