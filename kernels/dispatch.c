@@ -85,6 +85,7 @@ static const struct shape {
     SIZE("stream-min", stream_min),
     SIZE("poly-mac", poly_mac_min),
     CHOICE("stream-fill", stream_fill, "rule", "last"),
+    CHOICE("first-head", first_long, "short", "long"),
 #undef CHOICE
 #undef SIZE
 };
@@ -115,9 +116,10 @@ enum {
     U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
     U_PWARM = 1u << 8, U_PPREFIX = 1u << 9, U_PTAIL = 1u << 10, U_PKEEP = 1u << 11,
     U_MULTI = 1u << 12, U_FIRST = 1u << 13, U_BATCH = 1u << 14, U_STREAM = 1u << 15,
-    U_PMAC = 1u << 16, U_FILL = 1u << 17,
-    U_LAST = U_FILL,
-    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM | U_FILL, /* what every level uses */
+    U_PMAC = 1u << 16, U_FILL = 1u << 17, U_HEAD = 1u << 18,
+    U_LAST = U_HEAD,
+    /* what every level uses */
+    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM | U_FILL | U_HEAD,
     /* the lanes Poly1305 of AVX2 and IFMA (poly1305_avx2.c, poly1305_avx512ifma.c) */
     U_POLY = U_PVEC | U_PSTREAM | U_PWARM | U_PPREFIX | U_PTAIL | U_PMAC
 };

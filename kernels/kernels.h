@@ -107,6 +107,14 @@ typedef struct chapoly_shapes {
      * length needs, and alternating lengths fall back to the rule.
      */
     uint8_t stream_fill;
+    /*
+     * first-head: an AEAD's first text with the key block is first_max -
+     * chacha_batch bytes plus what is left of a batch (whole blocks), so
+     * whole batches follow; when nothing is left of one ("short": that
+     * head) and at least two whole batches follow, "long" puts one of them
+     * beside the key block too (generic.c, chapoly_generic_first_xor_hash).
+     */
+    uint8_t first_long;
     uint32_t chacha_pairs_min;  /* chacha-pairs: two column batches in flight from here */
     /*
      * chacha-wide: a text this long or longer runs five-block steps (a
