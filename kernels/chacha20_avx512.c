@@ -68,21 +68,141 @@ cols16_full_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
     }
 }
 
+/* op on four register pairs: zmm a_k = zmm a_k op zmm b_k */
+#define ZP_OP1(op, a, b) op " %%zmm" #b ", %%zmm" #a ", %%zmm" #a "\n\t"
+#define ZP_OP4(op, a0, b0, a1, b1, a2, b2, a3, b3)                             \
+    ZP_OP1(op, a0, b0) ZP_OP1(op, a1, b1) ZP_OP1(op, a2, b2) ZP_OP1(op, a3, b3)
+#define ZP_ROL1(n, d) "vprold $" #n ", %%zmm" #d ", %%zmm" #d "\n\t"
+#define ZP_ROL4(n, d0, d1, d2, d3) ZP_ROL1(n, d0) ZP_ROL1(n, d1) ZP_ROL1(n, d2) ZP_ROL1(n, d3)
+/*
+ * Four quarter rounds of x (A_k B_k C_k D_k) and four of y (E_k F_k G_k
+ * H_k), each group in lockstep (four independent ops a step), y one step
+ * behind x: every step pairs a rotate of one group with an add or xor of
+ * the other, so the rotates (fewer ports than adds and xors on some
+ * cores) spread evenly and eight independent ops are ready each step.
+ */
+#define ZP_HALF(A0, B0, C0, D0, A1, B1, C1, D1, A2, B2, C2, D2, A3, B3, C3, D3, \
+                E0, F0, G0, H0, E1, F1, G1, H1, E2, F2, G2, H2, E3, F3, G3, H3) \
+    ZP_OP4("vpaddd", A0, B0, A1, B1, A2, B2, A3, B3)                           \
+    ZP_OP4("vpxord", D0, A0, D1, A1, D2, A2, D3, A3)                           \
+    ZP_OP4("vpaddd", E0, F0, E1, F1, E2, F2, E3, F3)                           \
+    ZP_ROL4(16, D0, D1, D2, D3)                                                \
+    ZP_OP4("vpxord", H0, E0, H1, E1, H2, E2, H3, E3)                           \
+    ZP_OP4("vpaddd", C0, D0, C1, D1, C2, D2, C3, D3)                           \
+    ZP_ROL4(16, H0, H1, H2, H3)                                                \
+    ZP_OP4("vpxord", B0, C0, B1, C1, B2, C2, B3, C3)                           \
+    ZP_OP4("vpaddd", G0, H0, G1, H1, G2, H2, G3, H3)                           \
+    ZP_ROL4(12, B0, B1, B2, B3)                                                \
+    ZP_OP4("vpxord", F0, G0, F1, G1, F2, G2, F3, G3)                           \
+    ZP_OP4("vpaddd", A0, B0, A1, B1, A2, B2, A3, B3)                           \
+    ZP_ROL4(12, F0, F1, F2, F3)                                                \
+    ZP_OP4("vpxord", D0, A0, D1, A1, D2, A2, D3, A3)                           \
+    ZP_OP4("vpaddd", E0, F0, E1, F1, E2, F2, E3, F3)                           \
+    ZP_ROL4(8, D0, D1, D2, D3)                                                 \
+    ZP_OP4("vpxord", H0, E0, H1, E1, H2, E2, H3, E3)                           \
+    ZP_OP4("vpaddd", C0, D0, C1, D1, C2, D2, C3, D3)                           \
+    ZP_ROL4(8, H0, H1, H2, H3)                                                 \
+    ZP_OP4("vpxord", B0, C0, B1, C1, B2, C2, B3, C3)                           \
+    ZP_OP4("vpaddd", G0, H0, G1, H1, G2, H2, G3, H3)                           \
+    ZP_ROL4(7, B0, B1, B2, B3)                                                 \
+    ZP_OP4("vpxord", F0, G0, F1, G1, F2, G2, F3, G3)                           \
+    ZP_ROL4(7, F0, F1, F2, F3)
+/* columns, then diagonals, of x (zmm0-15) and y (zmm16-31) */
+#define ZP_DROUND                                                              \
+    ZP_HALF(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15,              \
+            16, 20, 24, 28, 17, 21, 25, 29, 18, 22, 26, 30, 19, 23, 27, 31)    \
+    ZP_HALF(0, 5, 10, 15, 1, 6, 11, 12, 2, 7, 8, 13, 3, 4, 9, 14,              \
+            16, 21, 26, 31, 17, 22, 27, 28, 18, 23, 24, 29, 19, 20, 25, 30)
+#define ZP_ST4(r0, r1, r2, r3, o)                                              \
+    "vmovdqa64 %%zmm" #r0 ", " #o "(%[s])\n\t"                                 \
+    "vmovdqa64 %%zmm" #r1 ", " #o "+64(%[s])\n\t"                              \
+    "vmovdqa64 %%zmm" #r2 ", " #o "+128(%[s])\n\t"                             \
+    "vmovdqa64 %%zmm" #r3 ", " #o "+192(%[s])\n\t"
+/* y = x (zmm16 + i = zmm i), then y's counters 16 on */
+#define ZP_XY(i, j) "vmovdqa64 %%zmm" #i ", %%zmm" #j "\n\t"
+#define ZP_COPY_XY                                                             \
+    ZP_XY(0, 16) ZP_XY(1, 17) ZP_XY(2, 18) ZP_XY(3, 19) ZP_XY(4, 20)           \
+    ZP_XY(5, 21) ZP_XY(6, 22) ZP_XY(7, 23) ZP_XY(8, 24) ZP_XY(9, 25)           \
+    ZP_XY(10, 26) ZP_XY(11, 27) ZP_XY(12, 28) ZP_XY(13, 29) ZP_XY(14, 30)      \
+    ZP_XY(15, 31) "vpaddd 128(%[sg]), %%zmm28, %%zmm28\n\t"
+
+/* x: sixteen zmm register variables bound to zmm0-15 (asm operands) */
+#define ZP_XREGS                                                               \
+    register __m512i x0 __asm__("zmm0"), x1 __asm__("zmm1"), x2 __asm__("zmm2"); \
+    register __m512i x3 __asm__("zmm3"), x4 __asm__("zmm4"), x5 __asm__("zmm5"); \
+    register __m512i x6 __asm__("zmm6"), x7 __asm__("zmm7"), x8 __asm__("zmm8"); \
+    register __m512i x9 __asm__("zmm9"), x10 __asm__("zmm10");                 \
+    register __m512i x11 __asm__("zmm11"), x12 __asm__("zmm12");               \
+    register __m512i x13 __asm__("zmm13"), x14 __asm__("zmm14");               \
+    register __m512i x15 __asm__("zmm15")
+
+/*
+ * The input state of batch x made in zmm0-15 (the C variables x0..x15 of
+ * the caller, outputs) and of batch y (x with counters 16 on) in
+ * zmm16-31, then ten double rounds of both in one asm loop; y is stored to
+ * st[16] at the end, x stays in registers. Nothing is loaded from a vector
+ * just stored (a 512-bit load is not forwarded from 512-bit stores on AMD
+ * Zen 4/5: it waits for them), and st is read only after x is fed forward
+ * and stored. k: the key words, cn: counter and nonce (counter c0 here).
+ */
+#define ZP_BC(o, r) "vpbroadcastd " #o "(%[k]), %%zmm" #r "\n\t"
+#define ZP_ROUNDS2(st_, key_, cn_, c0_)                                        \
+    do {                                                                       \
+        unsigned n_;                                                           \
+        __asm__("vpbroadcastd 0(%[sg]), %%zmm0\n\t"                            \
+                "vpbroadcastd 4(%[sg]), %%zmm1\n\t"                            \
+                "vpbroadcastd 8(%[sg]), %%zmm2\n\t"                            \
+                "vpbroadcastd 12(%[sg]), %%zmm3\n\t"                           \
+                ZP_BC(0, 4) ZP_BC(4, 5) ZP_BC(8, 6) ZP_BC(12, 7)               \
+                ZP_BC(16, 8) ZP_BC(20, 9) ZP_BC(24, 10) ZP_BC(28, 11)          \
+                "vpbroadcastd %k[c], %%zmm12\n\t"                              \
+                "vpaddd 64(%[sg]), %%zmm12, %%zmm12\n\t"                       \
+                "vpbroadcastd 4(%[cn]), %%zmm13\n\t"                           \
+                "vpbroadcastd 8(%[cn]), %%zmm14\n\t"                           \
+                "vpbroadcastd 12(%[cn]), %%zmm15\n\t"                          \
+                ZP_COPY_XY                                                     \
+                "movl $10, %[n]\n\t"                                           \
+                ".p2align 6\n"                                                 \
+                "1:\n\t"                                                       \
+                ZP_DROUND                                                      \
+                "decl %[n]\n\t"                                                \
+                "jnz 1b\n\t"                                                   \
+                ZP_ST4(16, 17, 18, 19, 0) ZP_ST4(20, 21, 22, 23, 256)          \
+                ZP_ST4(24, 25, 26, 27, 512) ZP_ST4(28, 29, 30, 31, 768)        \
+                : "=v"(x0), "=v"(x1), "=v"(x2), "=v"(x3), "=v"(x4), "=v"(x5),  \
+                  "=v"(x6), "=v"(x7), "=v"(x8), "=v"(x9), "=v"(x10), "=v"(x11), \
+                  "=v"(x12), "=v"(x13), "=v"(x14), "=v"(x15),                  \
+                  "=m"(*(__m512i(*)[16])(st_)), [n] "=&r"(n_)                  \
+                : [s] "r"(st_), [sg] "r"(zp_consts), [k] "r"(key_), [cn] "r"(cn_), \
+                  [c] "r"(c0_), "m"(*(const uint32_t(*)[8])(key_)),            \
+                  "m"(*(const uint32_t(*)[4])(cn_)), "m"(zp_consts)            \
+                : "cc", R16_23, R24_31);                                       \
+    } while (0)
+/* sigma (words 0..3), then at byte 64 the lane counters 0..15, at 128 sixteen 16s */
+_Alignas(64) static const uint32_t zp_consts[48] = {
+    SIGMA0, SIGMA1, SIGMA2, SIGMA3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+    16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16, 16
+};
+
 /*
  * Two whole column batches in flight (2048 bytes, counters c0 .. c0 + 31):
- * len is a multiple of 2048, > 0. Their quarter rounds alternate, so one
- * batch's dependency chains run in the other's latency: where a dependent
- * vector add/xor/rotate takes 2 cycles one batch leaves the vector ports
- * half idle; where one batch saturates them already the alternation costs
- * nothing. The 32 registers hold both states exactly;
- * batch y waits while batch x is finished and stored, and the few of its
- * words the compiler parks meanwhile are on the stack that
- * chacha20_xor_zmm scrubs.
+ * len is a multiple of 2048, > 0; the rounds in ZP_ROUNDS2 (about 1.3 KiB
+ * of code). Where a dependent vector add/xor/rotate takes 2 cycles one
+ * batch leaves the vector ports half idle; where one batch saturates them
+ * already the alternation costs nothing. The compiler's own form (the
+ * pair's 32 words as C variables) either spilled words in a loop (1.25x
+ * the time) or, fully unrolled, made 14 KiB of code: with the IFMA
+ * Poly1305 and the rest of a seal that did not fit the instruction caches,
+ * and seals of 2-4 KiB ran 1.3-1.5x slower or not depending on where the
+ * linker put the code (AMD EPYC family 26 model 2). st holds y's round
+ * state until it is fed forward (as secret as the key): wiped here.
  */
 static __attribute__((noinline)) void
 cols32_full_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
                 const uint32_t key_words[8], const uint32_t ctr_nonce_words[4])
 {
+    _Alignas(64) __m512i st[16];
     uint32_t c0 = ctr_nonce_words[0];
 
     for (; len > 0; len -= 2048, in += 2048, out += 2048, c0 += 32) {
@@ -90,25 +210,41 @@ cols32_full_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
 
         OPAQUE_PTR(key);
         OPAQUE_PTR(ctr_nonce);
-        COLS_INIT_ZMM_P(x, key, ADD16(BCAST16(c0), COLS_CTR_ZMM), ctr_nonce[1],
-                        ctr_nonce[2], ctr_nonce[3]);
-        COLS_INIT_ZMM_P(y, key, ADD16(BCAST16(c0 + 16), COLS_CTR_ZMM), ctr_nonce[1],
-                        ctr_nonce[2], ctr_nonce[3]);
-#pragma GCC unroll 10
-        for (int i = 0; i < 10; i++)
-            DROUND_COLS2_ZMM(x, y);
-        OPAQUE_PTR(key);
-        OPAQUE_PTR(ctr_nonce);
-        COLS_FEED_ZMM_P(x, key, ADD16(BCAST16(c0), COLS_CTR_ZMM), ctr_nonce[1],
-                        ctr_nonce[2], ctr_nonce[3]);
-        COLS_TRANSPOSE_ZMM_P(x);
-        COLS_STORE_FULL_ZMM_P(x, key_block, out, in);
-        key_block = NULL;
-        COLS_FEED_ZMM_P(y, key, ADD16(BCAST16(c0 + 16), COLS_CTR_ZMM), ctr_nonce[1],
-                        ctr_nonce[2], ctr_nonce[3]);
-        COLS_TRANSPOSE_ZMM_P(y);
-        COLS_STORE_FULL_ZMM_P(y, NULL, out + 1024, in + 1024);
+        {
+            ZP_XREGS;
+
+            ZP_ROUNDS2(st, key, ctr_nonce, c0);
+
+            __m512i w0 = x0, w1 = x1, w2 = x2, w3 = x3, w4 = x4, w5 = x5, w6 = x6;
+            __m512i w7 = x7, w8 = x8, w9 = x9, w10 = x10, w11 = x11, w12 = x12;
+            __m512i w13 = x13, w14 = x14, w15 = x15;
+
+            OPAQUE_PTR(key);
+            OPAQUE_PTR(ctr_nonce);
+            COLS_FEED_ZMM_P(w, key, ADD16(BCAST16(c0), COLS_CTR_ZMM), ctr_nonce[1],
+                            ctr_nonce[2], ctr_nonce[3]);
+            COLS_TRANSPOSE_ZMM_P(w);
+            COLS_STORE_FULL_ZMM_P(w, key_block, out, in);
+            key_block = NULL;
+        }
+        __asm__ volatile("" : : : "memory"); /* st read only now, not hoisted next to the asm */
+        {
+            __m512i y0 = st[0], y1 = st[1], y2 = st[2], y3 = st[3], y4 = st[4];
+            __m512i y5 = st[5], y6 = st[6], y7 = st[7], y8 = st[8], y9 = st[9];
+            __m512i y10 = st[10], y11 = st[11], y12 = st[12], y13 = st[13];
+            __m512i y14 = st[14], y15 = st[15];
+
+            OPAQUE_PTR(key);
+            OPAQUE_PTR(ctr_nonce);
+            COLS_FEED_ZMM_P(y, key, ADD16(BCAST16(c0 + 16), COLS_CTR_ZMM), ctr_nonce[1],
+                            ctr_nonce[2], ctr_nonce[3]);
+            COLS_TRANSPOSE_ZMM_P(y);
+            COLS_STORE_FULL_ZMM_P(y, NULL, out + 1024, in + 1024);
+        }
     }
+    for (int i = 0; i < 16; i++)
+        _mm512_store_si512(&st[i], _mm512_setzero_si512());
+    __asm__ volatile("" : : "r"(st) : "memory");
 }
 
 /* One partial column batch: 512 < len < 1024 (9..15 blocks). */
@@ -344,16 +480,19 @@ rows8_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,
 }
 
 /*
- * cols32_full_zmm's frame (a few round-state words the compiler parks
- * while the second batch waits, ~600 bytes with the red zone, objdump) lies just below
- * chacha20_xor_zmm's frame, which is small: overwritten right after it.
- * The one-batch shapes keep everything in registers (objdump) and are
- * not scrubbed.
- * clang 14 parks a broadcast key word in the top slot of cols32_full_zmm's
- * frame, 16..80 bytes below this function's stack pointer: the reason the
- * scrub is inline asm with clang (kernels_impl.h).
+ * cols32_full_zmm wipes its state array itself; GCC keeps everything else
+ * of it in registers (the frame holds only the sigma broadcasts, objdump),
+ * as the one-batch shapes do, so nothing is scrubbed after them. clang 14
+ * parked a broadcast key word in the top slot of cols32_full_zmm's frame,
+ * 16..80 bytes below this function's stack pointer: with clang that frame
+ * is overwritten right after it (inline asm, kernels_impl.h).
+ * test_secrets checks the dead stack after every shape.
  */
+#if defined(__clang__)
 CHAPOLY_DEFINE_SCRUB(scrub_stack_zmm, 1024)
+#else
+static inline void scrub_stack_zmm(void) {}
+#endif
 
 /*
  * Whole column batches, except that the last whole batch runs fused with
