@@ -298,7 +298,9 @@ static void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
 {
     if (a->phase == AEAD_PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
         aead_text(a, CT(a), CT(a), 0, 1, a->aad_buf, a->aad_buffered, 0);
-    chapoly_msg_tag(a, CT(a), chapoly_msg_lengths(a), tag);
+    size_t n = chapoly_msg_lengths(a); /* before ct[] is passed: it writes the row */
+
+    chapoly_msg_tag(a, CT(a), n, tag);
 }
 
 /* The tag against the first taglen bytes of tag[], in constant time; 1 if equal. */

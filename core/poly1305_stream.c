@@ -49,7 +49,9 @@ static void tail_store(poly1305_state *st, const uint8_t *in, size_t n)
     } else {
         w0 = in[0];
     }
-    volatile uint64_t *b = (volatile uint64_t *)(void *)st->buf; /* two word stores, not one vector store */
+    /* two word stores, not one vector store the loads would wait for */
+    volatile uint64_t *b = (volatile uint64_t *)(void *)st->buf;
+
     b[0] = w0;
     b[1] = w1;
 #else
