@@ -666,6 +666,15 @@ void poly1305_scalar_avx2(uint64_t *p)
     }
 }
 
+/*
+ * The state wiped after the tag (s: its state bits): what was written,
+ * the lanes and V4, r^4 with the powers, r^8.
+ */
+CHAPOLY_INLINE void final_wipe(uint64_t *p, unsigned s)
+{
+    wipe_words(p, s & ST_R8 ? W_END : s & ST_POW ? W_R8 : W_LANES);
+}
+
 static __attribute__((noinline)) void final_impl(uint64_t *p, uint8_t tag[16])
 {
     unsigned s = (unsigned)p[W_STATE];
@@ -674,8 +683,7 @@ static __attribute__((noinline)) void final_impl(uint64_t *p, uint8_t tag[16])
         fold4(p);
     sc_hash h = { p[W_H], p[W_H + 1], p[W_H + 2] };
     sc_final(h, p[W_PAD], p[W_PAD + 1], tag);
-    /* what was written: the lanes and V4, r^4 with the powers, r^8 */
-    wipe_words(p, s & ST_R8 ? W_END : s & ST_POW ? W_R8 : W_LANES);
+    final_wipe(p, s);
 }
 
 void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t tag[16])
@@ -701,7 +709,7 @@ static __attribute__((noinline)) void last_impl(uint64_t *p, const uint8_t *in, 
                             : (sc_hash){ p[W_H], p[W_H + 1], p[W_H + 2] };
 
     sc_last(p, h, in, nb, pad, tag);
-    wipe_words(p, s & ST_R8 ? W_END : s & ST_POW ? W_R8 : W_LANES);
+    final_wipe(p, s);
 }
 
 void poly1305_last_avx2(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
