@@ -34,13 +34,17 @@
 
 /*
  * The CSV's columns, in order (bench_sweep_report.c reads them by name; the
- * last three, --base's, are empty without it and may be absent from older
- * files).
+ * three of --base are empty without it; those and layout may be absent from
+ * older files). layout: 1 for a level's own process, 2.. for the fresh
+ * processes that measured its cells below 1.0 again (--layouts): a cell
+ * then has one row per process, and the report takes the median.
  */
 #define SWEEP_CSV_HEADER                                                                  \
     "level,kernel,default_limit,op,size,baseline,check,chapoly_ns,default_ns,ratio,reps,"   \
     "spread,remeasured,ratio_first,reps_first,floor_ns,chapoly_above_floor_ns,"            \
-    "default_above_floor_ns,boringssl_ns,base_ns,ratio_base,ratio_base_first"
+    "default_above_floor_ns,boringssl_ns,base_ns,ratio_base,ratio_base_first,layout"
+/* At most this many processes measure a cell (--layouts). */
+#define SWEEP_MAX_LAYOUTS 9
 
 struct sweep_cfg {
     int quick;
@@ -60,6 +64,10 @@ struct sweep_cfg {
     const char *child_level;       /* set in a level's child process */
     int this_process;              /* measure the environment's level here, no child */
     int brief;                     /* a level after the first: no module lines again */
+    int layouts;                   /* processes (address layouts) a cell below 1.0 gets */
+    int layout;                    /* this process's number among them (1: the level's own) */
+    char *recheck;                 /* in a recheck process: the cells, "op:size,..." */
+    double recheck_below;          /* cells re-run in fresh processes: ratio below this */
     double t_start;
 };
 extern struct sweep_cfg scfg;
@@ -69,5 +77,12 @@ int sweep_level(const char *level, double budget_s);
 
 /* bench_sweep_report.c: from the CSV, print the report and draw the heat map. */
 int sweep_report(const char *csv, const char *png);
+
+/*
+ * bench_sweep_report.c: the cells of a level whose ratio (its own process's
+ * row) is below 'below', as "op:size,op:size"; returns how many (0: none,
+ * and *list is NULL). The caller frees *list.
+ */
+int sweep_cells_below(const char *csv, const char *level, double below, char **list);
 
 #endif

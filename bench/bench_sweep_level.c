@@ -98,6 +98,19 @@ static int count_cells(size_t *maxsize)
     return n;
 }
 
+/* In a recheck process: is op:size one of the cells to measure again? */
+static int rechecked(const char *op, size_t size)
+{
+    char key[64];
+    size_t n = strlen(scfg.recheck), k;
+
+    k = (size_t)snprintf(key, sizeof(key), "%s:%zu", op, size);
+    for (const char *p = scfg.recheck; (p = strstr(p, key)) != NULL; p += k)
+        if ((p == scfg.recheck || p[-1] == ',') && (p + k == scfg.recheck + n || p[k] == ','))
+            return 1;
+    return 0;
+}
+
 static int build_sweep_cells(cell *cells, bufset *b)
 {
     size_t sizes[SWEEP_MAX_SIZES + 8];
@@ -133,6 +146,8 @@ static int build_sweep_cells(cell *cells, bufset *b)
             printf("  (%s: the base does not offer it: no base column)\n", op->name);
         int k = op_sizes(op, sizes);
         for (int s = 0; s < k; s++) {
+            if (scfg.recheck != NULL && !rechecked(op->name, sizes[s]))
+                continue;
             cell *c = &cells[ncells++];
 
             memset(c, 0, sizeof(*c));
@@ -361,7 +376,7 @@ static void write_rows(FILE *f, const char *level, const char *limit, cell *cell
         csv_num(f, o->ab, 2);
         csv_num(f, o->ab_ratio, 4);
         csv_num(f, first[ci].ab_ratio, 4);
-        fputc('\n', f);
+        fprintf(f, ",%d\n", scfg.layout);
     }
 }
 
@@ -370,7 +385,12 @@ static void write_rows(FILE *f, const char *level, const char *limit, cell *cell
 
 static void print_level_header(const char *level, const char *limit)
 {
-    printf("\n== level %s: chapoly kernel %s; default provider %s", level, g_kernel,
+    if (scfg.recheck != NULL)
+        printf("\n== level %s again, process %d of %d (a fresh address layout)", level,
+               scfg.layout, scfg.layouts);
+    else
+        printf("\n== level %s", level);
+    printf(": chapoly kernel %s; default provider %s", g_kernel,
            strcmp(limit, "none") == 0 ? "unlimited" : limit);
     printf(cfg.base ? "; base kernel %s\n" : "\n", g_base_kernel);
     if (scfg.brief)
@@ -469,8 +489,13 @@ int sweep_level(const char *level, double budget_s)
     for (int ci = 0; ci < ncells; ci++)
         first[ci] = final[ci] = outcome_of(&cells[ci], cell_base(&cells[ci]), scfg.reps);
     int nre_base, nre = pick_remeasure(first, ncells, re, &nre_base);
-    printf("  pass 1     %.0f s%s; %d cells below %.2f", (now_ns() - t1) / 1e9,
-           g_pass_shortened ? ", bursts shortened to keep to the budget" : "", nre, scfg.near);
+    if (scfg.recheck != NULL)
+        printf("  pass 1     %.0f s%s; every cell measured again", (now_ns() - t1) / 1e9,
+               g_pass_shortened ? ", bursts shortened to keep to the budget" : "");
+    else
+        printf("  pass 1     %.0f s%s; %d cells below %.2f", (now_ns() - t1) / 1e9,
+               g_pass_shortened ? ", bursts shortened to keep to the budget" : "", nre,
+               scfg.near);
     if (cfg.base)
         printf(" (%d of them: below %.2f vs base)", nre_base, scfg.base_worse + scfg.near - 1);
     printf("\n");

@@ -4,7 +4,10 @@
  * redo it for an earlier run): every cell below 1.0, the floor table, the
  * heat map (gnuplot), and last the headline, the minimum ratio per level
  * and overall. With a base build (--base) the same for the ratio to it: the
- * cells worse than --base-worse and the worst one.
+ * cells worse than --base-worse and the worst one. A cell measured in
+ * several processes (--layouts: rows with layout 2..) is one row here, the
+ * median process's (its ratio, and its ns beside it), with the first
+ * process's ratio and the lowest kept.
  */
 #include "bench_sweep.h"
 
@@ -18,6 +21,9 @@ typedef struct row {
     double ch, base, ratio, ratio_first, floor, ch_floor, base_floor, boring;
     double ab, ab_ratio, ab_first; /* --base: base ns, base ns / chapoly ns (final, first) */
     int remeasured;
+    int layouts;                   /* processes that measured the cell */
+    double lch[SWEEP_MAX_LAYOUTS], lbase[SWEEP_MAX_LAYOUTS], lratio[SWEEP_MAX_LAYOUTS];
+    double ratio_own, ratio_low;   /* with layouts > 1: the level's own process, the lowest */
 } row;
 
 typedef struct table {
@@ -43,11 +49,13 @@ static double rv(const row *r, int ab)
 
 /* The columns from C_AB on are optional (CSVs from before --base lack them). */
 enum { C_LEVEL, C_KERNEL, C_LIMIT, C_OP, C_SIZE, C_BASE, C_CHECK, C_CH, C_DEF, C_RATIO,
-       C_REMEASURED, C_FIRST, C_FLOOR, C_CHF, C_DEFF, C_BORING, C_AB, C_ABR, C_ABF, C_N };
+       C_REMEASURED, C_FIRST, C_FLOOR, C_CHF, C_DEFF, C_BORING, C_AB, C_ABR, C_ABF, C_LAYOUT,
+       C_N };
 static const char *const col_name[C_N] = {
     "level", "kernel", "default_limit", "op", "size", "baseline", "check", "chapoly_ns",
     "default_ns", "ratio", "remeasured", "ratio_first", "floor_ns", "chapoly_above_floor_ns",
     "default_above_floor_ns", "boringssl_ns", "base_ns", "ratio_base", "ratio_base_first",
+    "layout",
 };
 
 static int split(char *line, char **f, int max)
@@ -109,6 +117,51 @@ static void index_table(table *t)
     t->nsizes = u;
 }
 
+/*
+ * A row of process 2.. (--layouts) joins the row of its cell read before
+ * (the level's own process wrote all its rows first); 0 if there is none.
+ */
+static int add_layout(table *t, const char *level, const char *op, size_t size, double ch,
+                      double base, double ratio)
+{
+    for (int i = t->n - 1; i >= 0; i--) {
+        row *r = &t->rows[i];
+
+        if (r->size != size || strcmp(r->op, op) != 0 || strcmp(r->level, level) != 0)
+            continue;
+        if (r->layouts < SWEEP_MAX_LAYOUTS) {
+            r->lch[r->layouts] = ch;
+            r->lbase[r->layouts] = base;
+            r->lratio[r->layouts++] = ratio;
+        }
+        return 1;
+    }
+    return 0;
+}
+
+/* A cell of several processes: the median process's numbers (lower middle of an even count). */
+static void take_median(row *r)
+{
+    int idx[SWEEP_MAX_LAYOUTS], n = r->layouts;
+
+    if (n < 2)
+        return;
+    for (int i = 0; i < n; i++)
+        idx[i] = i;
+    for (int i = 1; i < n; i++) /* insertion sort by ratio; NAN last */
+        for (int j = i; j > 0 && (isnan(r->lratio[idx[j - 1]])
+                                  || r->lratio[idx[j]] < r->lratio[idx[j - 1]]); j--) {
+            int x = idx[j];
+            idx[j] = idx[j - 1];
+            idx[j - 1] = x;
+        }
+    int m = idx[(n - 1) / 2];
+    r->ratio_low = r->lratio[idx[0]];
+    r->ch = r->lch[m];
+    r->base = r->lbase[m];
+    r->ratio = r->lratio[m];
+}
+
 static table read_csv(const char *path)
 {
     FILE *f = fopen(path, "r");
@@ -133,6 +186,11 @@ static table read_csv(const char *path)
     while (t.rows != NULL && fgets(line, sizeof(line), f) != NULL) {
         if (split(line, fld, 32) != nf)
             die("sweep: %s: a row without %d fields", path, nf);
+        if (col[C_LAYOUT] >= 0 && atoi(fld[col[C_LAYOUT]]) > 1
+            && add_layout(&t, fld[col[C_LEVEL]], fld[col[C_OP]],
+                          (size_t)strtoull(fld[col[C_SIZE]], NULL, 10), num(fld[col[C_CH]]),
+                          num(fld[col[C_DEF]]), num(fld[col[C_RATIO]])))
+            continue; /* another process's row of a cell read already */
         if (t.n == cap && (t.rows = realloc(t.rows, (size_t)(cap *= 2) * sizeof(row))) == NULL)
             break;
         row *r = &t.rows[t.n++];
@@ -156,10 +214,16 @@ static table read_csv(const char *path)
         r->ab_ratio = col[C_ABR] >= 0 ? num(fld[col[C_ABR]]) : NAN;
         r->ab_first = col[C_ABF] >= 0 ? num(fld[col[C_ABF]]) : NAN;
         t.has_ab |= !isnan(r->ab_ratio);
+        r->layouts = 1;
+        r->lch[0] = r->ch;
+        r->lbase[0] = r->base;
+        r->lratio[0] = r->ratio_own = r->ratio_low = r->ratio;
     }
     fclose(f);
     if (t.rows == NULL)
         die("out of memory");
+    for (int i = 0; i < t.n; i++)
+        take_median(&t.rows[i]);
     index_table(&t);
     return t;
 }
@@ -481,12 +545,82 @@ static int heat_map(const table *t, const char *png)
     return 1;
 }
 
+/*
+ * The cells measured in more than one process, per level: how many, how
+ * many of them the median leaves below 1.0, and the lowest single process.
+ */
+static void print_layouts(const table *t)
+{
+    int header = 0;
+
+    for (int l = 0; l < t->nlevels; l++) {
+        const row *lo = NULL, *worst = NULL;
+        int n = 0, below = 0, procs = 0;
+
+        for (int i = 0; i < t->n; i++) {
+            const row *r = &t->rows[i];
+            if (r->layouts < 2 || strcmp(r->level, t->levels[l]) != 0)
+                continue;
+            n++;
+            below += r->ratio < 1.0;
+            procs = r->layouts > procs ? r->layouts : procs;
+            if (lo == NULL || r->ratio < lo->ratio)
+                lo = r;
+            if (worst == NULL || r->ratio_low < worst->ratio_low)
+                worst = r;
+        }
+        if (n == 0)
+            continue;
+        if (!header++)
+            printf("\ncells measured in more than one process (another address layout each,"
+                   " --layouts);\nratio = the median process's:\n");
+        printf("  %-13s %d cell%s in %d processes: %d below 1.0 in the median (lowest %.3f at"
+               " %s %zu B);\n                one process alone: lowest %.3f at %s %zu B\n",
+               t->levels[l], n, n > 1 ? "s" : "", procs, below, lo->ratio, lo->op, lo->size,
+               worst->ratio_low, worst->op, worst->size);
+    }
+}
+
+int sweep_cells_below(const char *csv, const char *level, double below, char **list)
+{
+    table t = read_csv(csv);
+    size_t len = 0, cap = 256;
+    char *s = malloc(cap);
+    int n = 0;
+
+    if (s == NULL)
+        die("out of memory");
+    s[0] = '\0';
+    for (int i = 0; i < t.n; i++) {
+        const row *r = &t.rows[i];
+        char item[64];
+
+        if (strcmp(r->level, level) != 0 || r->layouts != 1 || !(r->ratio < below))
+            continue;
+        int k = snprintf(item, sizeof(item), "%s%s:%zu", n ? "," : "", r->op, r->size);
+        if (len + (size_t)k + 1 > cap && (s = realloc(s, cap = 2 * (len + (size_t)k + 1))) == NULL)
+            die("out of memory");
+        memcpy(s + len, item, (size_t)k + 1);
+        len += (size_t)k;
+        n++;
+    }
+    free(t.rows);
+    free(t.sizes);
+    if (n == 0) {
+        free(s);
+        s = NULL;
+    }
+    *list = s;
+    return n;
+}
+
 int sweep_report(const char *csv, const char *png)
 {
     table t = read_csv(csv);
 
     if (t.n == 0)
         die("sweep: %s has no rows", csv);
+    print_layouts(&t);
     print_below(&t, 0, 1.0);
     if (t.has_ab)
         print_below(&t, 1, scfg.base_worse);

@@ -22,7 +22,7 @@ set(expect_quic-hp 16 64)
 set(floor_ops seal open chacha20 quic-hp poly1305)
 set(columns level kernel default_limit op size baseline check chapoly_ns default_ns ratio reps
     spread remeasured ratio_first reps_first floor_ns chapoly_above_floor_ns
-    default_above_floor_ns boringssl_ns base_ns ratio_base ratio_base_first)
+    default_above_floor_ns boringssl_ns base_ns ratio_base ratio_base_first layout)
 
 string(REPLACE "|" ";" emu "${EMU}")
 list(JOIN ops "," ops_arg)
@@ -93,6 +93,10 @@ foreach(line IN LISTS lines)
       message(FATAL_ERROR "${op} ${size}: ${name} is '${v}'")
     endif()
   endforeach()
+  list(GET f 22 layout)
+  if(NOT layout STREQUAL "1")
+    message(FATAL_ERROR "${op} ${size}: layout '${layout}' in a --this-process run")
+  endif()
   list(GET f 15 floor)
   if(op IN_LIST floor_ops AND NOT floor MATCHES "^[0-9]+\\.[0-9]+$")
     message(FATAL_ERROR "${op} ${size}: no floor_ns ('${floor}')")
@@ -156,3 +160,45 @@ if(NOT nbase EQUAL 3)
   message(FATAL_ERROR "bench_evp --base: ${nbase} base rows, not 3 (seal, open, tls13)")
 endif()
 message(STATUS "bench_evp --base: 'vs base' column, 3 base rows checked ok")
+
+# Address layouts (--layouts): a level's child, then a fresh process for the
+# cells below --layouts-below (forced here: 100), each appending its rows;
+# the report takes the median. The children run this program again through
+# /proc/self/exe, which an emulator may not provide: only without one.
+if(NOT EMU)
+  # the level the test's environment names (portable in a build without SIMD kernels)
+  set(level auto)
+  if("$ENV{CHAPOLY_KERNEL}" STREQUAL "portable")
+    set(level portable)
+  endif()
+  file(REMOVE "${OUT}/sweep-layouts.csv")
+  execute_process(
+    COMMAND "${PROG}" sweep --module "${MODULE}" --levels ${level} --ops seal --sizes 64
+            --reps 3 --rereps 3 --burst 0.05 --near 100 --spread 1 --layouts 2
+            --layouts-below 100 --no-boringssl --csv "${OUT}/sweep-layouts.csv"
+            --png "${OUT}/sweep-layouts.png"
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("${out}${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "bench_evp sweep --layouts 2 exited with ${rc}")
+  endif()
+  if(NOT out MATCHES "== level ${level} again, process 2 of 2")
+    message(FATAL_ERROR "sweep --layouts 2: no second process for the level")
+  endif()
+  if(NOT out MATCHES "${level} +1 cell in 2 processes: [01] below 1.0 in the median")
+    message(FATAL_ERROR "sweep --layouts 2: no report of the cell measured in two processes")
+  endif()
+  file(STRINGS "${OUT}/sweep-layouts.csv" lines)
+  list(POP_FRONT lines header)
+  set(layouts "")
+  foreach(line IN LISTS lines)
+    string(REGEX MATCH "^${level},[^,]*,[^,]*,seal,64,.*,([0-9]+)$" m "${line}")
+    if(m)
+      list(APPEND layouts "${CMAKE_MATCH_1}")
+    endif()
+  endforeach()
+  if(NOT layouts STREQUAL "1;2")
+    message(FATAL_ERROR "sweep --layouts 2: seal 64 rows of layouts '${layouts}', not 1;2")
+  endif()
+  message(STATUS "sweep --layouts: the cell measured again in a fresh process, rows 1 and 2")
+endif()
