@@ -7,7 +7,7 @@
 # geometric mean, which cancels the side a run favours (on the development
 # host the --base side measured 1-5 % faster with two copies of one build).
 #
-#   scripts/ab.sh [--bench PATH] A B [bench_evp options]
+#   scripts/ab.sh [--rounds N] [--bench PATH] A B [bench_evp options]
 #
 # A and B: chapoly.so files or their directories (copy each build to a
 # directory of its own first: a rebuilt file under a running benchmark is
@@ -15,15 +15,25 @@
 # --reps, --time, ...); set CHAPOLY_KERNEL and OPENSSL_ia32cap for a forced
 # level as for bench_evp. Output: op bytes a->b b->a both, where both > 1
 # means A is faster; "<<" marks both below 0.97.
+#
+#   --rounds N   (first option) N pairs of runs, 2N processes: each process
+#                is one address layout (ASLR), which alone moves a cell by up
+#                to ~15 %; a->b and b->a are then medians over the rounds and
+#                a column "lo" gives the lowest round's both (default 1).
 set -eu
 
 bench=
+rounds=1
+if [ "${1:-}" = "--rounds" ]; then
+    rounds=$2
+    shift 2
+fi
 if [ "${1:-}" = "--bench" ]; then
     bench=$2
     shift 2
 fi
 if [ $# -lt 2 ]; then
-    sed -n '3,17p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 a=$1
@@ -38,22 +48,57 @@ fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-"$bench" --module "$a" --base "$b" --csv "$tmp/ab.csv" "$@" >"$tmp/ab.log" 2>&1 ||
-    { cat "$tmp/ab.log" >&2; exit 1; }
-"$bench" --module "$b" --base "$a" --csv "$tmp/ba.csv" "$@" >"$tmp/ba.log" 2>&1 ||
-    { cat "$tmp/ba.log" >&2; exit 1; }
+case $rounds in
+    '' | *[!0-9]* | 0) echo "ab.sh: --rounds needs a positive number" >&2; exit 2 ;;
+esac
+files=
+i=1
+while [ "$i" -le "$rounds" ]; do
+    "$bench" --module "$a" --base "$b" --csv "$tmp/ab$i.csv" "$@" >"$tmp/ab.log" 2>&1 ||
+        { cat "$tmp/ab.log" >&2; exit 1; }
+    "$bench" --module "$b" --base "$a" --csv "$tmp/ba$i.csv" "$@" >"$tmp/ba.log" 2>&1 ||
+        { cat "$tmp/ba.log" >&2; exit 1; }
+    files="$files $tmp/ab$i.csv $tmp/ba$i.csv"
+    i=$((i + 1))
+done
 
-# ratio_vs_base (column 14) of the chapoly rows: a->b = B ns / A ns, b->a = A ns / B ns
-awk -F, '
+# ratio_vs_base (column 14) of the chapoly rows: a->b = B ns / A ns, b->a = A ns / B ns;
+# files alternate a->b, b->a, one pair per round
+# shellcheck disable=SC2086
+awk -F, -v rounds="$rounds" '
+    function median(arr, m,    i, j, t) {
+        for (i = 2; i <= m; i++)
+            for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
+        return m % 2 ? arr[(m + 1) / 2] : sqrt(arr[m / 2] * arr[m / 2 + 1])
+    }
     FNR == 1 { file++; next }
-    $3 == "chapoly" && $14 != "" { r[file, $1 "," $2] = $14; if (file == 1) order[++n] = $1 "," $2 }
+    $3 == "chapoly" && $14 != "" {
+        k = $1 "," $2
+        r[file, k] = $14
+        if (file == 1) order[++n] = k
+    }
     END {
-        printf "%-12s %7s %7s %7s %7s\n", "op", "bytes", "a->b", "b->a", "both"
+        if (rounds > 1)
+            printf "%-12s %7s %7s %7s %7s %7s\n", "op", "bytes", "a->b", "b->a", "both", "lo"
+        else
+            printf "%-12s %7s %7s %7s %7s\n", "op", "bytes", "a->b", "b->a", "both"
         for (i = 1; i <= n; i++) {
             k = order[i]
-            if (!((2, k) in r)) continue
+            m = 0; lo = 0
+            for (q = 1; q <= rounds; q++) {
+                if (!((2 * q - 1, k) in r) || !((2 * q, k) in r)) continue
+                m++
+                x[m] = r[2 * q - 1, k]; y[m] = r[2 * q, k]
+                g = sqrt(r[2 * q - 1, k] / r[2 * q, k])
+                if (m == 1 || g < lo) lo = g
+            }
+            if (m == 0) continue
             split(k, f, ",")
-            g = sqrt(r[1, k] / r[2, k])
-            printf "%-12s %7s %7.3f %7.3f %7.3f%s\n", f[1], f[2], r[1, k], r[2, k], g, g < 0.97 ? "  <<" : ""
+            ab = median(x, m); ba = median(y, m)
+            g = sqrt(ab / ba)
+            if (rounds > 1)
+                printf "%-12s %7s %7.3f %7.3f %7.3f %7.3f%s\n", f[1], f[2], ab, ba, g, lo, g < 0.97 ? "  <<" : ""
+            else
+                printf "%-12s %7s %7.3f %7.3f %7.3f%s\n", f[1], f[2], ab, ba, g, g < 0.97 ? "  <<" : ""
         }
-    }' "$tmp/ab.csv" "$tmp/ba.csv"
+    }' $files
