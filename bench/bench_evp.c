@@ -88,6 +88,8 @@ static void usage(FILE *f)
             "  --plot FILE.png   seal MB/s vs size, one line per implementation (gnuplot)\n"
             "  --boringssl PATH  BoringSSL libcrypto to dlopen (default /usr/lib/*/android/libcrypto.so.0)\n"
             "  --no-boringssl, --no-sodium   leave those out\n"
+            "  --placement B     the output buffer B bytes into its 4 KiB page, the inputs at a page\n"
+            "                    start (a multiple of 64; default: drawn per process, printed)\n"
             "  --avx2            AVX2-limited comparison: the program runs itself again with\n"
             "                    OPENSSL_ia32cap=" AVX2_ONLY_IA32CAP " (the default provider without\n"
             "                    AVX-512) and CHAPOLY_KERNEL=avx2; BoringSSL's ChaCha20-Poly1305 code\n"
@@ -185,6 +187,8 @@ static void parse_args(int argc, char **argv)
             cfg.no_boring = 1;
         } else if (!strcmp(a, "--loop")) {
             cfg.loop = NEXT();
+        } else if (!strcmp(a, "--placement")) {
+            parse_placement(NEXT());
         } else if (!strcmp(a, "--no-sodium")) {
             cfg.no_sodium = 1;
         } else if (!strcmp(a, "--avx2")) {
@@ -341,6 +345,7 @@ int sweep_main(int argc, char **argv);
 
 int main(int argc, char **argv)
 {
+    cfg.placement = -1; /* drawn per process unless --placement */
     if (argc > 1 && strcmp(argv[1], "pipeline") == 0)
         return pipeline_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "sweep") == 0)

@@ -93,10 +93,16 @@ struct bench_cfg {
     const char *boring_path;
     const char *loop;
     int no_boring, no_sodium;
+    int placement; /* --placement: out - in mod 4096, a multiple of 64; -1: random per process */
 };
 extern struct bench_cfg cfg;
 
 __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
+
+/* bench_evp_impls.c: --placement's value, or the random one this process drew. */
+int placement_bytes(void);
+/* Parses --placement's argument into cfg.placement (dies on a bad one). */
+void parse_placement(const char *s);
 
 /* ------------------------------------------------------------------ */
 /* Jobs: one implementation of one operation, with its own state.      */

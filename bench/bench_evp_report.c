@@ -90,6 +90,8 @@ void print_header(const char *cpu, const double load0[3])
     printf("  boringssl  %s\n", g_boring_note);
     printf("  tls route  %s (chapoly's message counters, separate context)\n", tls_route_text());
     printf("  load avg   %.2f %.2f %.2f at start\n", load0[0], load0[1], load0[2]);
+    printf("  placement  the output %d bytes into its 4 KiB page, the inputs at a page start%s\n",
+           placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn for this process)");
 }
 
 /* The size of the run, once the outputs are checked and the samples calibrated. */

@@ -110,7 +110,8 @@ static void usage(FILE *f)
             "                    the report takes the median over the N processes (not with\n"
             "                    --this-process)\n"
             "  --layouts-below X those cells: ratio below X (default 1.0)\n"
-            "  --module PATH, --no-boringssl, --no-sodium   as for bench_evp\n");
+            "  --module PATH, --no-boringssl, --no-sodium, --placement B   as for bench_evp (each\n"
+            "                    process draws its placement unless --placement fixes it)\n");
 }
 
 static void add_size(size_t v)
@@ -302,6 +303,8 @@ static void parse_args(int argc, char **argv)
             cfg.no_boring = 1;
         } else if (!strcmp(a, "--no-sodium")) {
             cfg.no_sodium = 1;
+        } else if (!strcmp(a, "--placement")) {
+            parse_placement(NEXT());
         } else {
             usage(stderr);
             die("sweep: unknown option %s", a);

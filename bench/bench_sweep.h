@@ -38,11 +38,12 @@
  * older files). layout: 1 for a level's own process, 2.. for the fresh
  * processes that measured its cells below 1.0 again (--layouts): a cell
  * then has one row per process, and the report takes the median.
+ * placement: the output buffer's offset in its page in that process.
  */
 #define SWEEP_CSV_HEADER                                                                  \
     "level,kernel,default_limit,op,size,baseline,check,chapoly_ns,default_ns,ratio,reps,"   \
     "spread,remeasured,ratio_first,reps_first,floor_ns,chapoly_above_floor_ns,"            \
-    "default_above_floor_ns,boringssl_ns,base_ns,ratio_base,ratio_base_first,layout"
+    "default_above_floor_ns,boringssl_ns,base_ns,ratio_base,ratio_base_first,layout,placement"
 /* At most this many processes measure a cell (--layouts). */
 #define SWEEP_MAX_LAYOUTS 9
 

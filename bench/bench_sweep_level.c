@@ -376,7 +376,7 @@ static void write_rows(FILE *f, const char *level, const char *limit, cell *cell
         csv_num(f, o->ab, 2);
         csv_num(f, o->ab_ratio, 4);
         csv_num(f, first[ci].ab_ratio, 4);
-        fprintf(f, ",%d\n", scfg.layout);
+        fprintf(f, ",%d,%d\n", scfg.layout, placement_bytes());
     }
 }
 
@@ -479,6 +479,8 @@ int sweep_level(const char *level, double budget_s)
            " (budget %.0f s; start %.1f s, checks and calibration %.1f s)\n", ncells, samples,
            scfg.reps, BURSTS, g_burst_ns / 1e6, budget_s, (tplan - t0) / 1e9,
            (now_ns() - tplan) / 1e9);
+    printf("  placement  the output %d bytes into its 4 KiB page, the inputs at a page start%s\n",
+           placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn for this process)");
     fflush(stdout);
 
     /* first pass: its share of the budget, bursts shortened if it runs late */

@@ -22,7 +22,7 @@ set(expect_quic-hp 16 64)
 set(floor_ops seal open chacha20 quic-hp poly1305)
 set(columns level kernel default_limit op size baseline check chapoly_ns default_ns ratio reps
     spread remeasured ratio_first reps_first floor_ns chapoly_above_floor_ns
-    default_above_floor_ns boringssl_ns base_ns ratio_base ratio_base_first layout)
+    default_above_floor_ns boringssl_ns base_ns ratio_base ratio_base_first layout placement)
 
 string(REPLACE "|" ";" emu "${EMU}")
 list(JOIN ops "," ops_arg)
@@ -192,7 +192,7 @@ if(NOT EMU)
   list(POP_FRONT lines header)
   set(layouts "")
   foreach(line IN LISTS lines)
-    string(REGEX MATCH "^${level},[^,]*,[^,]*,seal,64,.*,([0-9]+)$" m "${line}")
+    string(REGEX MATCH "^${level},[^,]*,[^,]*,seal,64,.*,([0-9]+),[0-9]+$" m "${line}")
     if(m)
       list(APPEND layouts "${CMAKE_MATCH_1}")
     endif()
