@@ -33,8 +33,10 @@
  * is one sample of the layouts a program may get. The cells of a level still
  * below 1.0 after its re-measure are measured again in fresh processes (the
  * level's child again, for those cells only, bursts planned from a short
- * budget); every process's row goes into the CSV, and the report judges the
- * cell by the median over the processes and shows the worst one beside it.
+ * budget) once every level has run, a round of processes over the levels at
+ * a time, so a cell's processes are minutes apart; every process's row goes
+ * into the CSV, and the report judges the cell by the median over the
+ * processes and shows the worst one beside it.
  */
 #include "bench_sweep.h"
 
@@ -472,31 +474,46 @@ static void print_run_header(void)
 }
 
 /*
- * The level's cells still below scfg.recheck_below, measured again in
- * scfg.layouts - 1 fresh processes (see the top of this file); returns the
- * worst exit status.
+ * The cells still below scfg.recheck_below, measured again in fresh
+ * processes (see the top of this file): after every level has run once, a
+ * second process for each level that has such cells, then a third, and so
+ * on, so a cell's processes lie minutes apart (the host changes speed for
+ * minutes at a time, too). Returns the worst exit status.
  */
-static int recheck_level(int argc, char **argv, const char *level)
+static int recheck_levels(int argc, char **argv, const char *const *ran_levels, int nran)
 {
-    char *list = NULL, num[16], total[16];
-    int worst = 0, n = scfg.layouts > 1 ? sweep_cells_below(scfg.csv, level, scfg.recheck_below,
-                                                            &list) : 0;
+    char *list[SWEEP_MAX_LEVELS] = { NULL }, num[16], total[16];
+    int n[SWEEP_MAX_LEVELS] = { 0 }, worst = 0, any = 0;
 
-    if (n == 0)
+    if (scfg.layouts < 2)
+        return 0;
+    for (int i = 0; i < nran; i++) {
+        n[i] = sweep_cells_below(scfg.csv, ran_levels[i], scfg.recheck_below, &list[i]);
+        any += n[i] > 0;
+    }
+    if (!any)
         return 0;
     snprintf(total, sizeof(total), "%d", scfg.layouts);
-    printf("  layouts    %d cell%s below %.2f: measured again in %d fresh process%s\n", n,
-           n > 1 ? "s" : "", scfg.recheck_below, scfg.layouts - 1, scfg.layouts > 2 ? "es" : "");
-    for (int k = 2; k <= scfg.layouts; k++) {
-        char *extra[] = { "--recheck", list, "--layout", num, "--layouts", total, NULL };
+    printf("\n== layouts: cells below %.2f measured again in %d fresh process%s each, level by"
+           " level, one round after another:\n", scfg.recheck_below, scfg.layouts - 1,
+           scfg.layouts > 2 ? "es" : "");
+    for (int i = 0; i < nran; i++)
+        if (n[i] > 0)
+            printf("  %-13s %d cell%s\n", ran_levels[i], n[i], n[i] > 1 ? "s" : "");
+    for (int k = 2; k <= scfg.layouts; k++)
+        for (int i = 0; i < nran; i++) {
+            char *extra[] = { "--recheck", list[i], "--layout", num, "--layouts", total, NULL };
 
-        snprintf(num, sizeof(num), "%d", k);
-        int rc = run_child(argc, argv, level, RECHECK_BUDGET, 1, extra);
-        if (rc != 0 && rc != 2)
-            die("sweep: level %s, process %d failed (exit status %d)", level, k, rc);
-        worst = rc > worst ? rc : worst;
-    }
-    free(list);
+            if (n[i] == 0)
+                continue;
+            snprintf(num, sizeof(num), "%d", k);
+            int rc = run_child(argc, argv, ran_levels[i], RECHECK_BUDGET, 1, extra);
+            if (rc != 0 && rc != 2)
+                die("sweep: level %s, process %d failed (exit status %d)", ran_levels[i], k, rc);
+            worst = rc > worst ? rc : worst;
+        }
+    for (int i = 0; i < nran; i++)
+        free(list[i]);
     return worst;
 }
 
@@ -517,6 +534,7 @@ int sweep_main(int argc, char **argv)
     print_run_header();
 
     int worst = 0, ran = 0;
+    const char *ran_levels[SWEEP_MAX_LEVELS];
     if (scfg.this_process) {
         worst = sweep_level(env_level(), scfg.budget_s);
         ran = worst != EXIT_LEVEL_ABSENT;
@@ -535,9 +553,10 @@ int sweep_main(int argc, char **argv)
             if (rc != 0 && rc != 2)
                 die("sweep: level %s failed (exit status %d)", scfg.levels[i], rc);
             worst = rc > worst ? rc : worst;
-            rc = recheck_level(argc + 1, argv - 1, scfg.levels[i]);
-            worst = rc > worst ? rc : worst;
+            ran_levels[ran - 1] = scfg.levels[i];
         }
+        int rc = recheck_levels(argc + 1, argv - 1, ran_levels, ran);
+        worst = rc > worst ? rc : worst;
     }
     if (ran == 0)
         die("sweep: no level could run");
