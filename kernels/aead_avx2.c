@@ -82,10 +82,14 @@ static const __m256i rot_tbl[2] = {
  * double rounds with four Poly1305 blocks each, c3 with three, then at
  * most one with two or one, the rest with none (counts in C; every loop
  * may run zero times). The counters are memory operands.
+ * Not inlined: stitched_range calls it for whole batches and for the last,
+ * partial one, and one copy of its ~6 KiB of loop code serves both (a copy
+ * per call site put both in the path of a 576-1350 byte seal;
+ * bench/results/kernel-notes.md).
  */
-CHAPOLY_INLINE void batch_hash_n_asm(const __m256i init[16], __m256i park[4], uint8_t *out,
-                                     const uint8_t *in, uint64_t h[3], const uint64_t k[3],
-                                     const uint8_t *m, unsigned nblk)
+static __attribute__((noinline)) void
+batch_hash_n_asm(const __m256i init[16], __m256i park[4], uint8_t *out, const uint8_t *in,
+                 uint64_t h[3], const uint64_t k[3], const uint8_t *m, unsigned nblk)
 {
     uint64_t h0 = h[0], h1 = h[1], h2 = h[2], pa, pb, pc, pe;
     uintptr_t s = (uintptr_t)park - 256; /* CC_DROUND's slots: bytes 256..383 of s */
