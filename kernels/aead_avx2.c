@@ -82,12 +82,23 @@ static const __m256i rot_tbl[2] = {
  * double rounds with four Poly1305 blocks each, c3 with three, then at
  * most one with two or one, the rest with none (counts in C; every loop
  * may run zero times). The counters are memory operands.
- * Not inlined: stitched_range calls it for whole batches and for the last,
- * partial one, and one copy of its ~6 KiB of loop code serves both (a copy
- * per call site put both in the path of a 576-1350 byte seal;
- * bench/results/kernel-notes.md).
+ * Not inlined (but in sanitizer builds): stitched_range calls it for
+ * whole batches and for the last, partial one, and one copy of its ~6 KiB
+ * of loop code serves both (a copy per call site put both in the path of a
+ * 576-1350 byte seal; bench/results/kernel-notes.md).
  */
-static __attribute__((noinline)) void
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define CHAPOLY_SANITIZED_BUILD 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(CHAPOLY_SANITIZED_BUILD)
+/* the sanitizers' frame and instrumentation leave the asm too few registers out of line */
+#define BATCH_HASH_LINKAGE CHAPOLY_INLINE
+#else
+#define BATCH_HASH_LINKAGE static __attribute__((noinline))
+#endif
+BATCH_HASH_LINKAGE void
 batch_hash_n_asm(const __m256i init[16], __m256i park[4], uint8_t *out, const uint8_t *in,
                  uint64_t h[3], const uint64_t k[3], const uint8_t *m, unsigned nblk)
 {
