@@ -20,6 +20,15 @@
 #                is one address layout (ASLR), which alone moves a cell by up
 #                to ~15 %; a->b and b->a are then medians over the rounds and
 #                a column "lo" gives the lowest round's both (default 1).
+#   --separate   (after --rounds, before --bench) A and B never share a
+#                process: each round runs bench_evp with A, then with B, each
+#                against the default provider in its own process, and compares
+#                their "vs default" ratios (the default's time in the same
+#                process cancels the host's speed of the moment). Output: op
+#                bytes A B A/B lo, A/B > 1 when A is faster. Two copies of
+#                chapoly in one process can slow each other: POLY1305 at
+#                896 B-4 KiB read 0.89-0.95x in-process where separate
+#                processes read 1.06-1.14x for the same pair of builds.
 set -eu
 
 bench=
@@ -28,12 +37,17 @@ if [ "${1:-}" = "--rounds" ]; then
     rounds=$2
     shift 2
 fi
+separate=0
+if [ "${1:-}" = "--separate" ]; then
+    separate=1
+    shift
+fi
 if [ "${1:-}" = "--bench" ]; then
     bench=$2
     shift 2
 fi
 if [ $# -lt 2 ]; then
-    sed -n '3,22p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,31p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 a=$1
@@ -51,6 +65,51 @@ trap 'rm -rf "$tmp"' EXIT
 case $rounds in
     '' | *[!0-9]* | 0) echo "ab.sh: --rounds needs a positive number" >&2; exit 2 ;;
 esac
+if [ "$separate" = 1 ]; then
+    i=1
+    files=
+    while [ "$i" -le "$rounds" ]; do
+        "$bench" --module "$a" --csv "$tmp/a$i.csv" "$@" >"$tmp/a.log" 2>&1 ||
+            { cat "$tmp/a.log" >&2; exit 1; }
+        "$bench" --module "$b" --csv "$tmp/b$i.csv" "$@" >"$tmp/b.log" 2>&1 ||
+            { cat "$tmp/b.log" >&2; exit 1; }
+        files="$files $tmp/a$i.csv $tmp/b$i.csv"
+        i=$((i + 1))
+    done
+    # ratio_vs_default (column 11) of the chapoly rows; files alternate A, B
+    # shellcheck disable=SC2086
+    awk -F, -v rounds="$rounds" '
+        function median(arr, m,    i, j, t) {
+            for (i = 2; i <= m; i++)
+                for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
+            return m % 2 ? arr[(m + 1) / 2] : sqrt(arr[m / 2] * arr[m / 2 + 1])
+        }
+        FNR == 1 { file++; next }
+        $3 == "chapoly" && $11 != "" {
+            k = $1 "," $2
+            r[file, k] = $11
+            if (file == 1) order[++n] = k
+        }
+        END {
+            printf "%-12s %7s %7s %7s %7s %7s\n", "op", "bytes", "A", "B", "A/B", "lo"
+            for (i = 1; i <= n; i++) {
+                k = order[i]
+                m = 0; lo = 0
+                for (q = 1; q <= rounds; q++) {
+                    if (!((2 * q - 1, k) in r) || !((2 * q, k) in r)) continue
+                    m++
+                    x[m] = r[2 * q - 1, k]; y[m] = r[2 * q, k]
+                    g = r[2 * q - 1, k] / r[2 * q, k]
+                    if (m == 1 || g < lo) lo = g
+                }
+                if (m == 0) continue
+                split(k, f, ",")
+                ma = median(x, m); mb = median(y, m)
+                printf "%-12s %7s %7.3f %7.3f %7.3f %7.3f%s\n", f[1], f[2], ma, mb, ma / mb, lo, ma / mb < 0.97 ? "  <<" : ""
+            }
+        }' $files
+    exit 0
+fi
 files=
 i=1
 while [ "$i" -le "$rounds" ]; do
