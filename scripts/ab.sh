@@ -64,82 +64,48 @@ trap 'rm -rf "$tmp"' EXIT
 case $rounds in
     '' | *[!0-9]* | 0) echo "ab.sh: --rounds needs a positive number" >&2; exit 2 ;;
 esac
-if [ "$separate" = 1 ]; then
-    i=1
-    files=
-    while [ "$i" -le "$rounds" ]; do
-        "$bench" --module "$a" --csv "$tmp/a$i.csv" "$@" >"$tmp/a.log" 2>&1 ||
-            { cat "$tmp/a.log" >&2; exit 1; }
-        "$bench" --module "$b" --csv "$tmp/b$i.csv" "$@" >"$tmp/b.log" 2>&1 ||
-            { cat "$tmp/b.log" >&2; exit 1; }
-        files="$files $tmp/a$i.csv $tmp/b$i.csv"
-        i=$((i + 1))
-    done
-    # ratio_vs_default (column 11) of the chapoly rows; files alternate A, B
-    # shellcheck disable=SC2086
-    awk -F, -v rounds="$rounds" '
-        function median(arr, m,    i, j, t) {
-            for (i = 2; i <= m; i++)
-                for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
-            return m % 2 ? arr[(m + 1) / 2] : sqrt(arr[m / 2] * arr[m / 2 + 1])
-        }
-        FNR == 1 { file++; next }
-        $3 == "chapoly" && $11 != "" {
-            k = $1 "," $2
-            r[file, k] = $11
-            if (file == 1) order[++n] = k
-        }
-        END {
-            printf "%-12s %7s %7s %7s %7s %7s\n", "op", "bytes", "A", "B", "A/B", "lo"
-            for (i = 1; i <= n; i++) {
-                k = order[i]
-                m = 0; lo = 0
-                for (q = 1; q <= rounds; q++) {
-                    if (!((2 * q - 1, k) in r) || !((2 * q, k) in r)) continue
-                    m++
-                    x[m] = r[2 * q - 1, k]; y[m] = r[2 * q, k]
-                    g = r[2 * q - 1, k] / r[2 * q, k]
-                    if (m == 1 || g < lo) lo = g
-                }
-                if (m == 0) continue
-                split(k, f, ",")
-                ma = median(x, m); mb = median(y, m)
-                printf "%-12s %7s %7.3f %7.3f %7.3f %7.3f%s\n", f[1], f[2], ma, mb, ma / mb, lo, ma / mb < 0.97 ? "  <<" : ""
-            }
-        }' $files
-    exit 0
-fi
+# One pair of processes a round: A then B alone (--separate), or each with
+# the other as its base.
+run() { # name, then bench_evp's arguments
+    n=$1
+    shift
+    "$bench" "$@" --csv "$tmp/$n.csv" >"$tmp/$n.log" 2>&1 || { cat "$tmp/$n.log" >&2; exit 1; }
+    files="$files $tmp/$n.csv"
+}
 files=
 i=1
 while [ "$i" -le "$rounds" ]; do
-    "$bench" --module "$a" --base "$b" --csv "$tmp/ab$i.csv" "$@" >"$tmp/ab.log" 2>&1 ||
-        { cat "$tmp/ab.log" >&2; exit 1; }
-    "$bench" --module "$b" --base "$a" --csv "$tmp/ba$i.csv" "$@" >"$tmp/ba.log" 2>&1 ||
-        { cat "$tmp/ba.log" >&2; exit 1; }
-    files="$files $tmp/ab$i.csv $tmp/ba$i.csv"
+    if [ "$separate" = 1 ]; then
+        run "a$i" --module "$a" "$@"
+        run "b$i" --module "$b" "$@"
+    else
+        run "ab$i" --module "$a" --base "$b" "$@"
+        run "ba$i" --module "$b" --base "$a" "$@"
+    fi
     i=$((i + 1))
 done
 
-# ratio_vs_base (column 14) of the chapoly rows: a->b = B ns / A ns, b->a = A ns / B ns;
-# files alternate a->b, b->a, one pair per round
+# The chapoly rows' ratio_vs_default (column 11) with --separate: A's / B's;
+# else ratio_vs_base (column 14): a->b = B ns / A ns, b->a = A ns / B ns, and
+# their geometric mean. Files alternate the pair's first and second process.
 # shellcheck disable=SC2086
-awk -F, -v rounds="$rounds" '
+awk -F, -v rounds="$rounds" -v sep="$separate" '
     function median(arr, m,    i, j, t) {
         for (i = 2; i <= m; i++)
             for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
         return m % 2 ? arr[(m + 1) / 2] : sqrt(arr[m / 2] * arr[m / 2 + 1])
     }
+    function cmp(x, y) { return sep ? x / y : sqrt(x / y) }
+    BEGIN { col = sep ? 11 : 14; lo_col = sep || rounds > 1 }
     FNR == 1 { file++; next }
-    $3 == "chapoly" && $14 != "" {
+    $3 == "chapoly" && $col != "" {
         k = $1 "," $2
-        r[file, k] = $14
+        r[file, k] = $col
         if (file == 1) order[++n] = k
     }
     END {
-        if (rounds > 1)
-            printf "%-12s %7s %7s %7s %7s %7s\n", "op", "bytes", "a->b", "b->a", "both", "lo"
-        else
-            printf "%-12s %7s %7s %7s %7s\n", "op", "bytes", "a->b", "b->a", "both"
+        printf "%-12s %7s %7s %7s %7s", "op", "bytes", sep ? "A" : "a->b", sep ? "B" : "b->a", sep ? "A/B" : "both"
+        printf lo_col ? " %7s\n" : "\n", "lo"
         for (i = 1; i <= n; i++) {
             k = order[i]
             m = 0; lo = 0
@@ -147,16 +113,16 @@ awk -F, -v rounds="$rounds" '
                 if (!((2 * q - 1, k) in r) || !((2 * q, k) in r)) continue
                 m++
                 x[m] = r[2 * q - 1, k]; y[m] = r[2 * q, k]
-                g = sqrt(r[2 * q - 1, k] / r[2 * q, k])
+                g = cmp(x[m], y[m])
                 if (m == 1 || g < lo) lo = g
             }
             if (m == 0) continue
             split(k, f, ",")
-            ab = median(x, m); ba = median(y, m)
-            g = sqrt(ab / ba)
-            if (rounds > 1)
-                printf "%-12s %7s %7.3f %7.3f %7.3f %7.3f%s\n", f[1], f[2], ab, ba, g, lo, g < 0.97 ? "  <<" : ""
-            else
-                printf "%-12s %7s %7.3f %7.3f %7.3f%s\n", f[1], f[2], ab, ba, g, g < 0.97 ? "  <<" : ""
+            mx = median(x, m); my = median(y, m)
+            g = cmp(mx, my)
+            printf "%-12s %7s %7.3f %7.3f %7.3f", f[1], f[2], mx, my, g
+            if (lo_col)
+                printf " %7.3f", lo
+            printf "%s\n", g < 0.97 ? "  <<" : ""
         }
     }' $files
