@@ -185,7 +185,8 @@ CHAPOLY_INLINE void xor_block_zmm_part(uint8_t *out, const uint8_t *in,
     } else if (len > off) {
         __mmask64 m = _bzhi_u64(~(uint64_t)0, (unsigned)(len - off));
         __m512i v = _mm512_maskz_loadu_epi8(m, in + off);
-        _mm512_mask_storeu_epi8(out + off, m, XOR16(v, ks));
+
+        store_part_zmm(out + off, XOR16(v, ks), len - off);
     }
 }
 
