@@ -496,4 +496,82 @@ CHAPOLY_INLINE void cols_pair_full_asm_ymm(const __m256i init[32], __m256i st[32
             : "cc", CC_CLOBBERS);
 }
 
+/*
+ * Partial blocks straight from keystream registers (the avx2 ChaCha20 and
+ * the zmm batches' last block): whole 32/16-byte pieces, then 8/4/2/1 bytes,
+ * nothing read or written past n, no masked store (on Zen 5 the MAC's loads
+ * of the ciphertext right after waited far longer on a byte-masked store's
+ * bytes; bench/results/kernel-notes.md).
+ */
+CHAPOLY_INLINE void xor32(uint8_t *out, const uint8_t *in, __m256i ks)
+{
+    _mm256_storeu_si256((__m256i *)out,
+                        XOR8(_mm256_loadu_si256((const __m256i *)in), ks));
+}
+
+/*
+ * The first n (0..15) bytes of 16 keystream bytes held in k: 8/4/2/1-byte
+ * steps from the register. Fixed-size memcpy compiles to a single
+ * unaligned load or store.
+ */
+CHAPOLY_INLINE void xor_tail16_xmm(uint8_t *out, const uint8_t *in, __m128i k, size_t n)
+{
+    uint64_t t = (uint64_t)_mm_cvtsi128_si64(k);
+    if (n >= 8) {
+        uint64_t v;
+        memcpy(&v, in, 8);
+        v ^= t;
+        memcpy(out, &v, 8);
+        out += 8;
+        in += 8;
+        n -= 8;
+        t = (uint64_t)_mm_extract_epi64(k, 1);
+    }
+    if (n >= 4) {
+        uint32_t v;
+        memcpy(&v, in, 4);
+        v ^= (uint32_t)t;
+        memcpy(out, &v, 4);
+        out += 4;
+        in += 4;
+        n -= 4;
+        t >>= 32;
+    }
+    if (n >= 2) {
+        uint16_t v;
+        memcpy(&v, in, 2);
+        v ^= (uint16_t)t;
+        memcpy(out, &v, 2);
+        out += 2;
+        in += 2;
+        n -= 2;
+        t >>= 16;
+    }
+    if (n)
+        *out = (uint8_t)(*in ^ (uint8_t)t);
+}
+
+/* The first n (1..63) bytes of a keystream block held as (lo, hi) halves. */
+CHAPOLY_INLINE void xor_tail(uint8_t *out, const uint8_t *in, __m256i lo,
+                             __m256i hi, size_t n)
+{
+    if (n >= 32) {
+        xor32(out, in, lo);
+        out += 32;
+        in += 32;
+        n -= 32;
+        lo = hi;
+    }
+    __m128i k = _mm256_castsi256_si128(lo);
+    if (n >= 16) {
+        _mm_storeu_si128((__m128i *)out,
+                         _mm_xor_si128(_mm_loadu_si128((const __m128i *)in), k));
+        out += 16;
+        in += 16;
+        n -= 16;
+        k = _mm256_extracti128_si256(lo, 1);
+    }
+    xor_tail16_xmm(out, in, k, n);
+}
+
 #endif

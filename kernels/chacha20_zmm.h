@@ -8,6 +8,7 @@
 #define CHAPOLY_CHACHA20_ZMM_H
 
 #include "simd_zmm.h"
+#include "chacha20_ymm.h"
 
 #define ADD16(a, b) _mm512_add_epi32(a, b)
 #define XOR16(a, b) _mm512_xor_si512(a, b)
@@ -183,10 +184,8 @@ CHAPOLY_INLINE void xor_block_zmm_part(uint8_t *out, const uint8_t *in,
     if (len >= off + 64) {
         xor_block_zmm(out + off, in + off, ks);
     } else if (len > off) {
-        __mmask64 m = _bzhi_u64(~(uint64_t)0, (unsigned)(len - off));
-        __m512i v = _mm512_maskz_loadu_epi8(m, in + off);
-
-        store_part_zmm(out + off, XOR16(v, ks), len - off);
+        xor_tail(out + off, in + off, _mm512_castsi512_si256(ks),
+                 _mm512_extracti64x4_epi64(ks, 1), len - off);
     }
 }
 
