@@ -90,6 +90,9 @@ static void usage(FILE *f)
             "  --no-boringssl, --no-sodium   leave those out\n"
             "  --placement B     the output buffer B bytes into its 4 KiB page, the inputs at a page\n"
             "                    start (a multiple of 64; default: drawn per process, printed)\n"
+            "  --heap-shift B    B bytes taken from the heap before any context is made (a multiple\n"
+            "                    of 16 below 4096; default: drawn per process, printed): where the\n"
+            "                    contexts fall in their pages\n"
             "  --avx2            AVX2-limited comparison: the program runs itself again with\n"
             "                    OPENSSL_ia32cap=" AVX2_ONLY_IA32CAP " (the default provider without\n"
             "                    AVX-512) and CHAPOLY_KERNEL=avx2; BoringSSL's ChaCha20-Poly1305 code\n"
@@ -189,6 +192,8 @@ static void parse_args(int argc, char **argv)
             cfg.loop = NEXT();
         } else if (!strcmp(a, "--placement")) {
             parse_placement(NEXT());
+        } else if (!strcmp(a, "--heap-shift")) {
+            parse_heap_shift(NEXT());
         } else if (!strcmp(a, "--no-sodium")) {
             cfg.no_sodium = 1;
         } else if (!strcmp(a, "--avx2")) {
@@ -346,6 +351,7 @@ int sweep_main(int argc, char **argv);
 int main(int argc, char **argv)
 {
     cfg.placement = -1; /* drawn per process unless --placement */
+    cfg.heap_shift = -1; /* the same, --heap-shift */
     if (argc > 1 && strcmp(argv[1], "pipeline") == 0)
         return pipeline_main(argc - 1, argv + 1);
     if (argc > 1 && strcmp(argv[1], "sweep") == 0)
@@ -357,6 +363,7 @@ int main(int argc, char **argv)
 
     avx2_reexec(argc, argv);
     parse_args(argc, argv);
+    shift_heap(); /* before the libraries and contexts allocate */
     getloadavg(load0, 3);
     cpu_model(cpu, sizeof(cpu));
     warn_stats_env();

@@ -94,6 +94,7 @@ struct bench_cfg {
     const char *loop;
     int no_boring, no_sodium;
     int placement; /* --placement: out - in mod 4096, a multiple of 64; -1: random per process */
+    int heap_shift; /* --heap-shift: bytes taken from the heap first, a multiple of 16; -1: random */
 };
 extern struct bench_cfg cfg;
 
@@ -103,6 +104,11 @@ __attribute__((noreturn, format(printf, 1, 2))) void die(const char *fmt, ...);
 int placement_bytes(void);
 /* Parses --placement's argument into cfg.placement (dies on a bad one). */
 void parse_placement(const char *s);
+/* --heap-shift's value, or the one this process drew; parse_heap_shift as parse_placement. */
+int heap_shift_bytes(void);
+void parse_heap_shift(const char *s);
+/* Takes heap_shift_bytes() from the heap before any context exists (kept to exit). */
+void shift_heap(void);
 
 /* ------------------------------------------------------------------ */
 /* Jobs: one implementation of one operation, with its own state.      */

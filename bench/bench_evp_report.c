@@ -92,6 +92,8 @@ void print_header(const char *cpu, const double load0[3])
     printf("  load avg   %.2f %.2f %.2f at start\n", load0[0], load0[1], load0[2]);
     printf("  placement  the output %d bytes into its 4 KiB page, the inputs at a page start%s\n",
            placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn for this process)");
+    printf("  heap shift %d bytes before the contexts%s\n", heap_shift_bytes(),
+           cfg.heap_shift >= 0 ? " (--heap-shift)" : " (drawn for this process)");
 }
 
 /* The size of the run, once the outputs are checked and the samples calibrated. */
