@@ -7,7 +7,7 @@
 # geometric mean, which cancels the side a run favours (on the development
 # host the --base side measured 1-5 % faster with two copies of one build).
 #
-#   scripts/ab.sh [--rounds N] [--bench PATH] A B [bench_evp options]
+#   scripts/ab.sh [--rounds N] [--separate | --layouts] [--bench PATH] A B [bench_evp options]
 #
 # A and B: chapoly.so files or their directories (copy each build to a
 # directory of its own first: a rebuilt file under a running benchmark is
@@ -16,37 +16,44 @@
 # level as for bench_evp. Output: op bytes a->b b->a both, where both > 1
 # means A is faster; "<<" marks both below 0.97.
 #
-#   --rounds N   (first option) N pairs of runs, 2N processes: each process
-#                is one address layout (ASLR), which alone moves a cell by up
-#                to ~15 %; a->b and b->a are then medians over the rounds and
-#                a column "lo" gives the lowest round's both (default 1).
-#   --separate   (after --rounds, before --bench) A and B never share a
-#                process: each round runs bench_evp with A, then with B, each
-#                against the default provider in its own process, and compares
-#                their "vs default" ratios (the default's time in the same
-#                process cancels the host's speed of the moment). Output: op
-#                bytes A B A/B lo, A/B > 1 when A is faster. A check that
-#                two copies of chapoly in one process do not bias the A/B
-#                (on the development host both ways agreed within 2-3 %).
+#   --rounds N   N pairs of runs, 2N processes: each process is one address
+#                layout (ASLR), which alone moves a cell by up to ~15 %;
+#                a->b and b->a are then medians over the rounds and a column
+#                "lo" gives the lowest round's both (default 1).
+#   --separate   A and B never share a process: each round runs bench_evp
+#                with A, then with B, each against the default provider in
+#                its own process, and compares their "vs default" ratios
+#                (the default's time in the same process cancels the host's
+#                speed of the moment). Output: op bytes A B A/B lo, A/B > 1
+#                when A is faster. A check that two copies of chapoly in one
+#                process do not bias the A/B (on the development host both
+#                ways agreed within 2-3 %).
+#   --layouts    A and B are directories of layout builds of two revisions
+#                (scripts/layout-builds.sh: DIR/pad-P/chapoly.so, the same
+#                pads in both); implies --separate; each round runs every
+#                layout of A and of B, one process each, and the columns
+#                compare all those processes (rounds x layouts pairs). Code
+#                layout and heap placement (bench_evp draws --heap-shift
+#                per process) each moved cells by 5-30 % on the development
+#                host, more than most changes: this is the A/B to trust.
+# Options may come in any order before A and B.
 set -eu
 
 bench=
 rounds=1
-if [ "${1:-}" = "--rounds" ]; then
-    rounds=$2
-    shift 2
-fi
 separate=0
-if [ "${1:-}" = "--separate" ]; then
-    separate=1
-    shift
-fi
-if [ "${1:-}" = "--bench" ]; then
-    bench=$2
-    shift 2
-fi
+layouts=0
+while [ $# -gt 0 ]; do
+    case $1 in
+        --rounds) rounds=$2; shift 2 ;;
+        --separate) separate=1; shift ;;
+        --layouts) layouts=1; separate=1; shift ;;
+        --bench) bench=$2; shift 2 ;;
+        *) break ;;
+    esac
+done
 if [ $# -lt 2 ]; then
-    sed -n '3,30p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '3,39p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 a=$1
@@ -73,9 +80,27 @@ run() { # name, then bench_evp's arguments
     files="$files $tmp/$n.csv"
 }
 files=
+pairs=$rounds
+if [ "$layouts" = 1 ]; then
+    pads=$(cd "$a" && ls -d pad-* 2>/dev/null | sort -t- -k2 -n | tr '\n' ' ')
+    [ -n "$pads" ] || { echo "ab.sh: no layout builds (pad-*/chapoly.so) in $a" >&2; exit 2; }
+    for p in $pads; do
+        [ -f "$a/$p/chapoly.so" ] && [ -f "$b/$p/chapoly.so" ] ||
+            { echo "ab.sh: $p/chapoly.so missing in $a or $b" >&2; exit 2; }
+    done
+    pairs=$((rounds * $(echo $pads | wc -w)))
+fi
 i=1
 while [ "$i" -le "$rounds" ]; do
-    if [ "$separate" = 1 ]; then
+    if [ "$layouts" = 1 ]; then
+        # every other round the layouts in reverse, so none always runs first
+        order=$pads
+        [ $((i % 2)) = 0 ] && order=$(echo $pads | tr ' ' '\n' | sort -t- -k2 -rn | tr '\n' ' ')
+        for p in $order; do
+            run "a$i$p" --module "$a/$p/chapoly.so" "$@"
+            run "b$i$p" --module "$b/$p/chapoly.so" "$@"
+        done
+    elif [ "$separate" = 1 ]; then
         run "a$i" --module "$a" "$@"
         run "b$i" --module "$b" "$@"
     else
@@ -89,7 +114,7 @@ done
 # else ratio_vs_base (column 14): a->b = B ns / A ns, b->a = A ns / B ns, and
 # their geometric mean. Files alternate the pair's first and second process.
 # shellcheck disable=SC2086
-awk -F, -v rounds="$rounds" -v sep="$separate" '
+awk -F, -v rounds="$pairs" -v sep="$separate" '
     function median(arr, m,    i, j, t) {
         for (i = 2; i <= m; i++)
             for (j = i; j > 1 && arr[j - 1] > arr[j]; j--) { t = arr[j]; arr[j] = arr[j - 1]; arr[j - 1] = t }
