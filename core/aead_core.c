@@ -393,8 +393,8 @@ void chapoly_aead_start_xchacha(chapoly_aead *a, const chapoly_kernels *k,
     chapoly_load_key(kw, subkey);
     chapoly_msg_end(&a->m);
     chapoly_msg_begin_x(&a->m, k, kw, nonce, AEAD_BATCH_MAX);
-    chapoly_wipe(subkey, sizeof(subkey));
-    chapoly_wipe(kw, sizeof(kw));
+    chapoly_wipe_inline(subkey, sizeof(subkey));
+    chapoly_wipe_inline(kw, sizeof(kw));
 }
 
 void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)

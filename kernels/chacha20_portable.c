@@ -134,12 +134,18 @@ void chacha20_xor_portable(const chapoly_kernels *kt, uint8_t *out, const uint8_
     scrub_stack();
 }
 
+/*
+ * The words live in registers and this frame's spill slots, which the
+ * caller's scrub_stack overwrites (as for the other functions here): no
+ * wipe of its own, no call on the XChaCha20 rekey's path.
+ */
 static CHAPOLY_NOINLINE void hchacha20_impl(uint8_t subkey[32], const uint8_t key[32],
                                             const uint8_t nonce[16])
 {
     uint32_t x[16], k[8], n[4];
 
-    chapoly_load_key(k, key);
+    for (int i = 0; i < 8; i++)
+        k[i] = load32_le(key + 4 * i);
     for (int i = 0; i < 4; i++)
         n[i] = load32_le(nonce + 4 * i);
     chacha20_init_state(x, k, n[0], n + 1);
@@ -148,8 +154,6 @@ static CHAPOLY_NOINLINE void hchacha20_impl(uint8_t subkey[32], const uint8_t ke
         store32_le(subkey + 4 * i, x[i]);
         store32_le(subkey + 16 + 4 * i, x[12 + i]);
     }
-    chapoly_wipe(x, sizeof(x));
-    chapoly_wipe(k, sizeof(k));
 }
 
 void hchacha20_portable(const chapoly_kernels *kt, uint8_t subkey[32], const uint8_t key[32],
