@@ -110,7 +110,8 @@ while [ "$i" -le "$rounds" ]; do
     i=$((i + 1))
 done
 
-# The chapoly rows' ratio_vs_default (column 11) with --separate: A's / B's;
+# The chapoly rows' ratio_vs_default (column 11) with --separate: A's / B's
+# (XChaCha20-Poly1305, which the default provider lacks: ratio_vs_libsodium);
 # else ratio_vs_base (column 14): a->b = B ns / A ns, b->a = A ns / B ns, and
 # their geometric mean. Files alternate the pair's first and second process.
 # shellcheck disable=SC2086
@@ -123,9 +124,9 @@ awk -F, -v rounds="$pairs" -v sep="$separate" '
     function cmp(x, y) { return sep ? x / y : sqrt(x / y) }
     BEGIN { col = sep ? 11 : 14; lo_col = sep || rounds > 1 }
     FNR == 1 { file++; next }
-    $3 == "chapoly" && $col != "" {
+    $3 == "chapoly" && (v = ($col != "" ? $col : (sep ? $13 : ""))) != "" {
         k = $1 "," $2
-        r[file, k] = $col
+        r[file, k] = v
         if (file == 1) order[++n] = k
     }
     END {
