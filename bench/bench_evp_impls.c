@@ -132,32 +132,45 @@ static int g_nbufs;
  */
 static int g_placement = -1;
 
-void parse_placement(const char *s)
+/* A layout option's value: bytes, a multiple of 'step' from 0 to 4096 - step. */
+static int parse_offset(const char *opt, const char *s, int step)
 {
     char *end;
     long v = strtol(s, &end, 10);
 
-    if (*s == '\0' || *end != '\0' || v < 0 || v > 4032 || v % 64 != 0)
-        die("--placement must be a multiple of 64 from 0 to 4032 (bytes), not '%s'", s);
-    cfg.placement = (int)v;
+    if (*s == '\0' || *end != '\0' || v < 0 || v > 4096 - step || v % step != 0)
+        die("%s must be a multiple of %d from 0 to %d (bytes), not '%s'", opt, step, 4096 - step,
+            s);
+    return (int)v;
 }
 
-int placement_bytes(void)
+/* The value a process uses: the option's, else drawn once (a multiple of step below 4096). */
+static int offset_of(int *drawn, int given, int step, uint64_t salt)
 {
-    if (g_placement < 0) {
-        if (cfg.placement >= 0) {
-            g_placement = cfg.placement;
+    if (*drawn < 0) {
+        if (given >= 0) {
+            *drawn = given;
         } else {
             struct timespec t;
             uint64_t x;
 
             clock_gettime(CLOCK_MONOTONIC, &t);
             x = ((uint64_t)getpid() << 32) ^ (uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec;
-            x *= 0x9e3779b97f4a7c15ULL;
-            g_placement = (int)((x >> 58) * 64);
+            x = (x ^ salt) * 0x9e3779b97f4a7c15ULL;
+            *drawn = (int)((x >> 40) % (uint64_t)(4096 / step)) * step;
         }
     }
-    return g_placement;
+    return *drawn;
+}
+
+void parse_placement(const char *s)
+{
+    cfg.placement = parse_offset("--placement", s, 64);
+}
+
+int placement_bytes(void)
+{
+    return offset_of(&g_placement, cfg.placement, 64, 0);
 }
 
 /*
@@ -177,30 +190,12 @@ static int g_heap_shift = -1;
 
 void parse_heap_shift(const char *s)
 {
-    char *end;
-    long v = strtol(s, &end, 10);
-
-    if (*s == '\0' || *end != '\0' || v < 0 || v > 4080 || v % 16 != 0)
-        die("--heap-shift must be a multiple of 16 from 0 to 4080 (bytes), not '%s'", s);
-    cfg.heap_shift = (int)v;
+    cfg.heap_shift = parse_offset("--heap-shift", s, 16);
 }
 
 int heap_shift_bytes(void)
 {
-    if (g_heap_shift < 0) {
-        if (cfg.heap_shift >= 0) {
-            g_heap_shift = cfg.heap_shift;
-        } else {
-            struct timespec t;
-            uint64_t x;
-
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            x = ((uint64_t)getpid() << 32) ^ (uint64_t)t.tv_nsec ^ ((uint64_t)t.tv_sec << 20);
-            x *= 0xd6e8feb86659fd93ULL;
-            g_heap_shift = (int)((x >> 56) * 16);
-        }
-    }
-    return g_heap_shift;
+    return offset_of(&g_heap_shift, cfg.heap_shift, 16, 0xd6e8feb86659fd93ULL);
 }
 
 static void *g_heap_pad;

@@ -112,8 +112,8 @@ static void usage(FILE *f)
             "                    the report takes the median over the N processes (not with\n"
             "                    --this-process)\n"
             "  --layouts-below X those cells: ratio below X (default 1.0)\n"
-            "  --module PATH, --no-boringssl, --no-sodium, --placement B   as for bench_evp (each\n"
-            "                    process draws its placement unless --placement fixes it)\n");
+            "  --module PATH, --no-boringssl, --no-sodium, --placement B, --heap-shift B   as for\n"
+            "                    bench_evp (each process draws them unless given)\n");
 }
 
 static void add_size(size_t v)
@@ -307,6 +307,8 @@ static void parse_args(int argc, char **argv)
             cfg.no_sodium = 1;
         } else if (!strcmp(a, "--placement")) {
             parse_placement(NEXT());
+        } else if (!strcmp(a, "--heap-shift")) {
+            parse_heap_shift(NEXT());
         } else {
             usage(stderr);
             die("sweep: unknown option %s", a);

@@ -440,6 +440,7 @@ int sweep_level(const char *level, double budget_s)
     char limit[96];
 
     snprintf(limit, sizeof(limit), "%s%s", ia32 ? "OPENSSL_ia32cap=" : "none", ia32 ? ia32 : "");
+    shift_heap(); /* before the libraries and contexts allocate */
     init_inputs();
     load_comparison_libraries();
     prove_tls_routing();
@@ -481,6 +482,8 @@ int sweep_level(const char *level, double budget_s)
            (now_ns() - tplan) / 1e9);
     printf("  placement  the output %d bytes into its 4 KiB page, the inputs at a page start%s\n",
            placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn for this process)");
+    printf("  heap shift %d bytes before the contexts%s\n", heap_shift_bytes(),
+           cfg.heap_shift >= 0 ? " (--heap-shift)" : " (drawn for this process)");
     fflush(stdout);
 
     /* first pass: its share of the budget, bursts shortened if it runs late */
