@@ -778,5 +778,7 @@ void bench_cleanup(void)
         dlclose(g_floor_dl);
     g_prov_floor = NULL;
     g_floor_dl = NULL;
+    free(g_heap_pad); /* after the contexts it placed */
+    g_heap_pad = NULL;
     g_have_floor = 0;
 }
