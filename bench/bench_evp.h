@@ -107,7 +107,7 @@ void parse_placement(const char *s);
 /* --heap-shift's value, or the one this process drew; parse_heap_shift as parse_placement. */
 int heap_shift_bytes(void);
 void parse_heap_shift(const char *s);
-/* Takes heap_shift_bytes() from the heap before any context exists (kept to exit). */
+/* Takes heap_shift_bytes() from the heap before any context exists (freed by bench_cleanup). */
 void shift_heap(void);
 
 /* ------------------------------------------------------------------ */
