@@ -109,6 +109,8 @@ int heap_shift_bytes(void);
 void parse_heap_shift(const char *s);
 /* Takes heap_shift_bytes() from the heap before any context exists (freed by bench_cleanup). */
 void shift_heap(void);
+/* bench_evp_report.c: the placement and heap shift lines of a header. */
+void print_layout(void);
 
 /* ------------------------------------------------------------------ */
 /* Jobs: one implementation of one operation, with its own state.      */

@@ -74,6 +74,15 @@ void print_modules(int with_kernel)
         printf("             (the base runs kernel %s, chapoly %s)\n", g_base_kernel, g_kernel);
 }
 
+/* The process's buffer placement and heap shift, drawn or given (header lines). */
+void print_layout(void)
+{
+    printf("  placement  the output %d bytes into its 4 KiB page, the inputs at a page start%s\n",
+           placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn for this process)");
+    printf("  heap shift %d bytes before the contexts%s\n", heap_shift_bytes(),
+           cfg.heap_shift >= 0 ? " (--heap-shift)" : " (drawn for this process)");
+}
+
 void print_header(const char *cpu, const double load0[3])
 {
     printf("bench_evp: chapoly vs OpenSSL default provider%s%s%s\n",
@@ -90,10 +99,7 @@ void print_header(const char *cpu, const double load0[3])
     printf("  boringssl  %s\n", g_boring_note);
     printf("  tls route  %s (chapoly's message counters, separate context)\n", tls_route_text());
     printf("  load avg   %.2f %.2f %.2f at start\n", load0[0], load0[1], load0[2]);
-    printf("  placement  the output %d bytes into its 4 KiB page, the inputs at a page start%s\n",
-           placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn for this process)");
-    printf("  heap shift %d bytes before the contexts%s\n", heap_shift_bytes(),
-           cfg.heap_shift >= 0 ? " (--heap-shift)" : " (drawn for this process)");
+    print_layout();
 }
 
 /* The size of the run, once the outputs are checked and the samples calibrated. */

@@ -480,10 +480,7 @@ int sweep_level(const char *level, double budget_s)
            " (budget %.0f s; start %.1f s, checks and calibration %.1f s)\n", ncells, samples,
            scfg.reps, BURSTS, g_burst_ns / 1e6, budget_s, (tplan - t0) / 1e9,
            (now_ns() - tplan) / 1e9);
-    printf("  placement  the output %d bytes into its 4 KiB page, the inputs at a page start%s\n",
-           placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn for this process)");
-    printf("  heap shift %d bytes before the contexts%s\n", heap_shift_bytes(),
-           cfg.heap_shift >= 0 ? " (--heap-shift)" : " (drawn for this process)");
+    print_layout();
     fflush(stdout);
 
     /* first pass: its share of the budget, bursts shortened if it runs late */
