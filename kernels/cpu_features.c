@@ -48,9 +48,6 @@ unsigned chapoly_cpu_features(void)
 
     if (max < 7 || !__get_cpuid(1, &a, &b, &c, &d))
         return 0;
-    unsigned family = (a >> 8) & 0xf, model = (a >> 4) & 0xf;
-    if (family == 6 || family == 15)
-        model |= ((a >> 16) & 0xf) << 4;
     if (!(c & bit_OSXSAVE) || !(c & bit_AVX))
         return 0;
     uint64_t xcr0 = read_xcr0();
@@ -73,8 +70,6 @@ unsigned chapoly_cpu_features(void)
         if (b & bit_AVX512IFMA)
             f |= CHAPOLY_CPU_AVX512IFMA;
     }
-    if (family == 6 && model == 0x55)
-        f |= CHAPOLY_CPU_SKYLAKE_X;
     return f;
 }
 

@@ -27,12 +27,22 @@
 #define _GNU_SOURCE /* secure_getenv */
 #endif
 #include <stddef.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include "kernels_impl.h"
 
+/* The CPU's features, and the profile table's one level rule (which classes keep to ymm). */
+static unsigned cpu_features_profiled(void)
+{
+    chapoly_cpu_id id;
+
+    chapoly_cpu_identify(&id);
+    return chapoly_cpu_features() | (chapoly_cpu_ymm_only(&id) ? CHAPOLY_CPU_YMM_ONLY : 0);
+}
+
 #if defined(__STDC_NO_THREADS__) || !defined(__GNUC__)
-static unsigned features_once(void) { return chapoly_cpu_features(); }
+static unsigned features_once(void) { return cpu_features_profiled(); }
 #else
 /* Racing first calls compute the same value; the store is atomic. */
 static unsigned features_once(void)
@@ -41,7 +51,7 @@ static unsigned features_once(void)
     unsigned v = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
 
     if (!(v & 0x80000000u)) {
-        v = chapoly_cpu_features() | 0x80000000u;
+        v = cpu_features_profiled() | 0x80000000u;
         __atomic_store_n(&cached, v, __ATOMIC_RELEASE);
     }
     return v & 0x7fffffffu;
@@ -53,8 +63,16 @@ static unsigned features_once(void)
 #define NEED_AVX512 (NEED_AVX2 | CHAPOLY_CPU_AVX512F | CHAPOLY_CPU_AVX512VL | \
                      CHAPOLY_CPU_AVX512BW | CHAPOLY_CPU_AVX512DQ)
 
-/* ---- shapes by name ---- */
+/* ---- the forceable path choices ---- */
 
+/*
+ * The choices a CPU profile sets and a user may force (config "paths",
+ * CHAPOLY_PATHS): the ones a measurement showed to matter on some CPU
+ * (docs/performance.md). Every other shape is a constant of its level.
+ * Every value of a size is safe: each is a crossover (from this many
+ * bytes or blocks), and the kernels take any crossover; apply_choices
+ * raises the vector crossovers to the level's least whole step.
+ */
 enum { SHAPE_CHOICE, SHAPE_SIZE };
 static const struct shape {
     const char *name;
@@ -70,22 +88,10 @@ static const struct shape {
     CHOICE("chacha-one", one_block_rows, "scalar", "rows"),
     CHOICE("aead", aead_stitched, "split", "stitched"),
     SIZE("chacha-pairs", chacha_pairs_min),
-    SIZE("chacha-wide", chacha_wide_min),
-    SIZE("aead-chunk", aead_chunk),
     SIZE("poly-vector", poly_vector_min),
     SIZE("poly-vector2", poly_vector2_min),
-    SIZE("poly-stream", poly_stream_min),
-    SIZE("poly-warm", poly_warm_min),
     SIZE("poly-prefix", poly_prefix),
-    SIZE("poly-tail", poly_tail),
-    SIZE("poly-keep", poly_keep),
-    SIZE("multi-lanes", multi_lanes_min),
-    SIZE("first-max", first_max),
-    SIZE("chacha-batch", chacha_batch),
-    SIZE("stream-min", stream_min),
     SIZE("poly-mac", poly_mac_min),
-    CHOICE("stream-fill", stream_fill, "rule", "last"),
-    CHOICE("first-head", first_long, "short", "long"),
 #undef CHOICE
 #undef SIZE
 };
@@ -110,55 +116,52 @@ static void shape_set(chapoly_shapes *s, const struct shape *d, unsigned v)
         *(uint32_t *)(void *)p = v;
 }
 
-/* Bits of the shapes a level uses (index in shapes[]). */
+/* Bits of the choices a level uses (index in shapes[]). */
 enum {
-    U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_WIDE = 1u << 3,
-    U_CHUNK = 1u << 4, U_PVEC = 1u << 5, U_PVEC2 = 1u << 6, U_PSTREAM = 1u << 7,
-    U_PWARM = 1u << 8, U_PPREFIX = 1u << 9, U_PTAIL = 1u << 10, U_PKEEP = 1u << 11,
-    U_MULTI = 1u << 12, U_FIRST = 1u << 13, U_BATCH = 1u << 14, U_STREAM = 1u << 15,
-    U_PMAC = 1u << 16, U_FILL = 1u << 17, U_HEAD = 1u << 18,
-    U_LAST = U_HEAD,
-    /* what every level uses */
-    U_ALL = U_CHUNK | U_FIRST | U_BATCH | U_STREAM | U_FILL | U_HEAD,
+    U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_PVEC = 1u << 3,
+    U_PVEC2 = 1u << 4, U_PPREFIX = 1u << 5, U_PMAC = 1u << 6,
+    U_LAST = U_PMAC,
     /* the lanes Poly1305 of AVX2 and IFMA (poly1305_avx2.c, poly1305_avx512ifma.c) */
-    U_POLY = U_PVEC | U_PSTREAM | U_PWARM | U_PPREFIX | U_PTAIL | U_PMAC
+    U_POLY = U_PVEC | U_PPREFIX | U_PMAC
 };
 _Static_assert(U_LAST == 1u << (NSHAPES - 1), "a U_* bit for each entry of shapes[], in order");
 
 /*
+ * The compiled levels, in the order "best" prefers them (the last one this
+ * CPU runs; a class of cpu_profiles.c that keeps to ymm skips the zmm ones).
  * poly_batch: the blocks of one step of the level's vector Poly1305 (0:
  * none), the least a vector run from the scalar hash takes (apply_choices).
  */
 static const struct level {
-    const char *name;
+    const chapoly_kernels *table; /* its name is the level's */
     unsigned required;
-    const chapoly_kernels *table;
     unsigned uses; /* U_* */
     unsigned poly_batch;
     unsigned serves; /* CHAPOLY_SERVE_* (kernels.h, chapoly_kernels_serves) */
+    int zmm;         /* runs zmm registers */
 } levels[] = {
-    { "portable", 0, &chapoly_kernels_portable_table, U_ALL, 0, CHAPOLY_SERVE_XCHACHA },
+    { &chapoly_kernels_portable_table, 0, 0, 0, CHAPOLY_SERVE_XCHACHA, 0 },
 #ifdef CHAPOLY_HAVE_AVX2
-    { "avx2", NEED_AVX2, &chapoly_kernels_avx2, U_ALL | U_ONE | U_AEAD | U_PAIRS | U_POLY, 4,
-      CHAPOLY_SERVE_ALL },
+    { &chapoly_kernels_avx2, NEED_AVX2, U_ONE | U_AEAD | U_PAIRS | U_POLY, 4, CHAPOLY_SERVE_ALL, 0 },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
-    /* Skylake-X: OpenSSL clears AVX512F there too, so its Poly1305 is AVX2 as well */
-    { "avx512vl", NEED_AVX512, &chapoly_kernels_avx512vl, U_ALL | U_ONE | U_POLY, 4,
-      CHAPOLY_SERVE_ALL },
+    /* AVX-512 cores that keep to ymm; OpenSSL's Poly1305 there is AVX2 as well */
+    { &chapoly_kernels_avx512vl, NEED_AVX512, U_ONE | U_POLY, 4, CHAPOLY_SERVE_ALL, 0 },
     /* AVX-512 without IFMA: OpenSSL's Poly1305 runs zmm, this level's AVX2 */
-    { "avx512-noifma", NEED_AVX512, &chapoly_kernels_avx512_noifma,
-      U_ALL | U_ONE | U_PAIRS | U_POLY, 4, CHAPOLY_SERVE_XCHACHA | CHAPOLY_SERVE_CHACHA },
-    { "avx512", NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA, &chapoly_kernels_avx512,
-      U_ALL | U_ONE | U_AEAD | U_PAIRS | U_POLY | U_PVEC2 | U_PKEEP | U_MULTI, 8,
-      CHAPOLY_SERVE_ALL },
+    { &chapoly_kernels_avx512_noifma, NEED_AVX512, U_ONE | U_PAIRS | U_POLY, 4,
+      CHAPOLY_SERVE_XCHACHA | CHAPOLY_SERVE_CHACHA, 1 },
+    { &chapoly_kernels_avx512, NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA,
+      U_ONE | U_AEAD | U_PAIRS | U_POLY | U_PVEC2, 8, CHAPOLY_SERVE_ALL, 1 },
 #endif
 #ifdef CHAPOLY_HAVE_NEON
-    { "neon", CHAPOLY_CPU_ASIMD, &chapoly_kernels_neon, U_ALL | U_WIDE | U_PVEC | U_PMAC, 4,
-      CHAPOLY_SERVE_ALL },
+    { &chapoly_kernels_neon, CHAPOLY_CPU_ASIMD, U_PVEC | U_PMAC, 4, CHAPOLY_SERVE_ALL, 0 },
 #endif
 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))
+
+/* Every level name a request may use, compiled here or not ("best" first). */
+#define LEVEL_NAME_(name, build) name,
+static const char *const known[] = { "best", CHAPOLY_LEVEL_LIST(LEVEL_NAME_) };
 
 /* The levels of CHAPOLY_LEVEL_LIST whose build define this build has. */
 #define IF_CHAPOLY_ALWAYS(...) __VA_ARGS__
@@ -190,14 +193,9 @@ const char *const *chapoly_kernels_compiled(void)
 static const struct level *level_of(const char *name)
 {
     for (size_t i = 0; name != NULL && i < NLEVELS; i++)
-        if (strcmp(name, levels[i].name) == 0)
+        if (strcmp(name, levels[i].table->name) == 0)
             return &levels[i];
     return NULL;
-}
-
-static const struct level *level_of_table(const chapoly_kernels *t)
-{
-    return level_of(t->name);
 }
 
 int chapoly_kernels_required(const char *name, unsigned *required)
@@ -218,15 +216,10 @@ static const struct level *level_for(const char *name, unsigned f)
 
 static const struct level *best_level(unsigned f)
 {
-    const struct level *l;
-
-    /* Skylake-X drops its clock under sustained zmm use: ymm there, as OpenSSL. */
-    if (!(f & CHAPOLY_CPU_SKYLAKE_X) && ((l = level_for("avx512", f)) != NULL ||
-                                         (l = level_for("avx512-noifma", f)) != NULL))
-        return l;
-    if ((l = level_for("avx512vl", f)) != NULL || (l = level_for("avx2", f)) != NULL ||
-        (l = level_for("neon", f)) != NULL)
-        return l;
+    for (size_t i = NLEVELS; i-- > 1;)
+        if ((f & levels[i].required) == levels[i].required &&
+            !(levels[i].zmm && (f & CHAPOLY_CPU_YMM_ONLY)))
+            return &levels[i];
     return &levels[0];
 }
 
@@ -244,11 +237,8 @@ unsigned chapoly_kernels_serves(const chapoly_kernels *t)
 
 int chapoly_kernels_known(const char *name)
 {
-    static const char known[] = CHAPOLY_LEVELS;
-    size_t n = name != NULL ? strlen(name) : 0;
-
-    for (const char *p = known; n > 0 && (p = strstr(p, name)) != NULL; p += n)
-        if ((p == known || p[-1] == ' ') && (p[n] == ',' || p[n] == '\0'))
+    for (size_t i = 0; name != NULL && i < sizeof(known) / sizeof(known[0]); i++)
+        if (strcmp(name, known[i]) == 0)
             return 1;
     return 0;
 }
@@ -256,7 +246,7 @@ int chapoly_kernels_known(const char *name)
 /* ---- building a table ---- */
 
 /*
- * Applies one "name=value" list to t (only the shapes its level uses).
+ * Applies one "name=value" list to t (only the choices its level uses).
  * Returns 0 if some item was not valid (the rest still apply).
  */
 static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
@@ -309,9 +299,9 @@ static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
                 ok = 0;
         } else {
             char *end;
-            unsigned long v = strtoul(eq, &end, 10);
+            unsigned long v = *eq >= '0' && *eq <= '9' ? strtoul(eq, &end, 10) : ULONG_MAX;
 
-            if (*eq != '\0' && *end == '\0' && v <= 0x7fffffffUL)
+            if (v <= 0x7fffffffUL && *end == '\0')
                 shape_set(&t->shapes, d, (unsigned)v);
             else
                 ok = 0;
@@ -321,36 +311,38 @@ static int apply_paths(chapoly_kernels *t, unsigned uses, const char *paths)
 }
 
 /*
- * Forced values the kernels cannot take, clamped; then the entries that
- * follow from the shapes: the split form unless stitched is wanted.
+ * The vector crossovers raised to whole steps; then the entries that
+ * follow from the choices: the split form unless stitched is wanted.
  */
 static void apply_choices(chapoly_kernels *t, const struct level *l)
 {
     chapoly_shapes *s = &t->shapes;
-    uint32_t b = t->shapes.chacha_batch, pb = l->poly_batch;
+    uint32_t pb = l->poly_batch;
 
     /*
      * A vector Poly1305 run from the scalar hash starts with whole steps:
-     * at least one (two for the two-accumulator form, 0 there: never).
+     * at least one (two for the two-accumulator form; 0 there: never).
      */
     if ((l->uses & U_PVEC) && s->poly_vector_min < pb)
         s->poly_vector_min = pb;
     if ((l->uses & U_PMAC) && s->poly_mac_min != 0 && s->poly_mac_min < pb)
         s->poly_mac_min = pb;
-    if ((l->uses & U_PWARM) && s->poly_warm_min < pb)
-        s->poly_warm_min = pb;
     if ((l->uses & U_PVEC2) && s->poly_vector2_min != 0 && s->poly_vector2_min < 2 * pb)
         s->poly_vector2_min = 2 * pb;
-
-    /* forced values the first-text split cannot use: one block to one generic batch */
-    if (t->shapes.first_max < CHACHA20_BLOCK_BYTES)
-        t->shapes.first_max = CHACHA20_BLOCK_BYTES;
-    if (t->shapes.first_max > CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES)
-        t->shapes.first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES;
-    if (b < CHACHA20_BLOCK_BYTES || (b & (b - 1)) != 0 || b > t->shapes.first_max)
-        t->shapes.chacha_batch = CHACHA20_BLOCK_BYTES;
-    if ((l->uses & U_AEAD) && !t->shapes.aead_stitched) {
-        t->shapes.span_pre = 0;
+    /*
+     * The level's cuts as the compositions take them (its table's values
+     * already are; test_cpu_masks checks): whole blocks, the first text
+     * within one generic batch, a batch a power of two up to it.
+     */
+    s->aead_chunk &= ~(uint32_t)(CHACHA20_BLOCK_BYTES - 1);
+    s->first_max &= ~(uint32_t)(CHACHA20_BLOCK_BYTES - 1);
+    if (s->first_max < CHACHA20_BLOCK_BYTES || s->first_max > CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES)
+        s->first_max = CHAPOLY_GENERIC_BATCH - CHACHA20_BLOCK_BYTES;
+    if (s->chacha_batch < CHACHA20_BLOCK_BYTES || (s->chacha_batch & (s->chacha_batch - 1)) != 0 ||
+        s->chacha_batch > s->first_max)
+        s->chacha_batch = CHACHA20_BLOCK_BYTES;
+    if ((l->uses & U_AEAD) && !s->aead_stitched) {
+        s->span_pre = 0;
         t->aead_xor_hash_range = chapoly_generic_xor_hash_range;
         t->aead_first_xor_hash = chapoly_generic_first_xor_hash;
     }
@@ -360,12 +352,12 @@ static void build_level(chapoly_kernels *t, const struct level *l, const char *f
                         const char **paths_warning)
 {
     chapoly_cpu_id id;
-    const char *profile_name;
+    const char *profile_name, *basis;
 
     *t = *l->table;
-    if (l->table != &chapoly_kernels_portable_table) { /* the oracle stays as it is */
+    if (l->uses != 0) { /* the portable level, the oracle, has no choices */
         chapoly_cpu_identify(&id);
-        apply_paths(t, l->uses, chapoly_cpu_profile(&id, l->name, &profile_name));
+        apply_paths(t, l->uses, chapoly_cpu_profile(&id, t->name, &profile_name, &basis));
     }
     if (forced != NULL && *forced != '\0' && !apply_paths(t, l->uses, forced) &&
         paths_warning != NULL)
@@ -454,23 +446,17 @@ const chapoly_kernels *chapoly_kernels_best(void)
     return &built[best_level(features_once()) - levels];
 }
 
-const chapoly_kernels *chapoly_kernels_select(const char *request, const char **warning)
-{
-    build_all_once();
-    return &built[select_level(request, warning) - levels];
-}
-
 void chapoly_kernels_for_mac(chapoly_kernels *mac, const chapoly_kernels *t)
 {
     *mac = *t;
-    if (t->shapes.poly_mac_min != 0) /* clamped by apply_choices */
+    if (t->shapes.poly_mac_min != 0) /* raised to a whole step by apply_choices */
         mac->shapes.poly_vector_min = t->shapes.poly_mac_min;
 }
 
 void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n)
 {
-    const struct level *l = level_of_table(t);
-    const char *profile_name = "none";
+    const struct level *l = level_of(t->name);
+    const char *profile_name = "none", *basis = NULL;
     chapoly_cpu_id id;
     size_t used = 0;
 
@@ -493,10 +479,12 @@ void chapoly_kernels_describe(const chapoly_kernels *t, char *buf, size_t n)
             return;
         used += (size_t)w;
     }
-    chapoly_cpu_identify(&id);
-    if (l != NULL && l->table != &chapoly_kernels_portable_table)
-        chapoly_cpu_profile(&id, l->name, &profile_name);
-    snprintf(buf + used, n - used, "%s(profile %s)", used ? " " : "", profile_name);
+    if (l != NULL && l->uses != 0) {
+        chapoly_cpu_identify(&id);
+        chapoly_cpu_profile(&id, t->name, &profile_name, &basis);
+    }
+    snprintf(buf + used, n - used, "%s(profile %s%s%s)", used ? " " : "", profile_name,
+             basis != NULL ? ", " : "", basis != NULL ? basis : "");
 }
 
 /* ---- the portable level: the oracle, and every entry generic but its own ---- */

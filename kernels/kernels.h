@@ -4,7 +4,7 @@
  *
  * Pure C (plus intrinsics in the per-ISA files). Nothing here knows about
  * OpenSSL; the provider glue reaches the kernels only through a
- * chapoly_kernels table, picked once by chapoly_kernels_select(), and
+ * chapoly_kernels table, built once by chapoly_kernels_build(), and
  * through the AEAD core (core/aead_core.h), which drives such a table.
  *
  * Conventions shared by every kernel level:
@@ -79,78 +79,80 @@ typedef struct chapoly_kernels chapoly_kernels;
 
 /*
  * Shapes: how a level wants its work cut, as data. The AEAD core schedules
- * by them and the kernels read their own crossovers here, so every path
- * choice lives in one place. A level's table gives its values; the CPU
- * profile (cpu_profiles.c) then sets what this microarchitecture prefers,
- * and the configuration can force any of them by name ("paths", the list
- * in dispatch.c: chapoly_kernels_build). The path choices are:
+ * by them and the kernels read their own crossovers here. A level's table
+ * gives its values. Seven of them are choices that differ between CPUs
+ * (dispatch.c's list: chacha-one, aead, chacha-pairs, poly-vector,
+ * poly-vector2, poly-prefix, poly-mac): the CPU profile (cpu_profiles.c)
+ * sets what this microarchitecture prefers and the configuration can force
+ * them by name ("paths"). The rest are constants of the level. The
+ * choices are:
  *   one_block_rows  "chacha-one": a lone block (len <= 64) as a row of
  *                   vector registers (1) or in the scalar registers (0)
  *   aead_stitched   "aead": the level's stitched ChaCha20 + Poly1305 kernels
  *                   (1) or the generic split form (0): ChaCha20 over a chunk,
  *                   then its Poly1305 while the chunk is in L1
  * and the crossovers are sizes in bytes (ChaCha20) or 16-byte blocks in one
- * call (Poly1305). A shape a level does not use is 0 in its table and
- * cannot be forced there. chapoly_kernels_build clamps a forced value the
- * level's kernels cannot take (dispatch.c: apply_choices), so no value
- * changes a result, only the path that computes it.
+ * call (Poly1305): any value is safe, the kernels only pick a path by it
+ * (dispatch.c raises the vector ones to a whole step). The sizes the work
+ * is cut by (aead_chunk, first_max, chacha_batch) are rounded down to whole
+ * blocks where they are used, so no value changes a result either.
  */
 typedef struct chapoly_shapes {
     uint8_t one_block_rows;     /* chacha-one */
     uint8_t aead_stitched;      /* aead */
     /*
-     * stream-fill: a streaming refill is sized by the rule below
-     * (stream_min, half the text so far, the grid: "rule") or, while the
+     * A streaming refill is sized by the rule below
+     * (stream_min, half the text so far, the grid: 0) or, while the
      * message is shorter than the shorter of the last two messages through
-     * the same state, by what those messages needed ("last"): a
+     * the same state, by what those messages needed (1): a
      * context that streams messages of one length gets the batches that
      * length needs, and alternating lengths fall back to the rule.
      */
     uint8_t stream_fill;
     /*
-     * first-head: an AEAD's first text with the key block is first_max -
+     * An AEAD's first text with the key block is first_max -
      * chacha_batch bytes plus what is left of a batch (whole blocks), so
-     * whole batches follow; when nothing is left of one ("short": that
-     * head) and at least two whole batches follow, "long" puts one of them
-     * beside the key block too (generic.c, chapoly_generic_first_xor_hash).
+     * whole batches follow; when nothing is left of one and at least two
+     * whole batches follow, 1 puts one of them beside the key block too (generic.c, chapoly_generic_first_xor_hash).
      */
     uint8_t first_long;
     uint32_t chacha_pairs_min;  /* chacha-pairs: two column batches in flight from here */
     /*
-     * chacha-wide: a text this long or longer runs five-block steps (a
-     * vector batch and a block in general registers, NEON); 0: never.
+     * A text this long or longer runs five-block steps (a vector batch and
+     * a block in general registers, NEON); 0: never.
      */
     uint32_t chacha_wide_min;
-    uint32_t aead_chunk;        /* aead-chunk: the split form's chunk */
+    uint32_t aead_chunk;        /* the split form's chunk (0: the whole range) */
     /*
      * Poly1305, in blocks of one poly1305_blocks call on a state with no
-     * vector lanes pending (pending lanes always continue as vectors):
+     * vector lanes pending (pending lanes always continue as vectors); the
+     * forceable ones by their names, the level's constants by their fields:
      *   poly-vector   the vector path (the level's first vector shape:
      *                 AVX2 4 lanes, IFMA 8, NEON 2 x 2) from this many; at
      *                 least one batch of that shape;
      *   poly-vector2  two IFMA accumulators (16 lanes) from here; 0: never;
      *                 at least two batches;
-     *   poly-stream   once this many went through the scalar path (or the
+     *   poly_stream_min  once this many went through the scalar path (or the
      *                 key powers exist), a stream is warm...
-     *   poly-warm     ...and its calls from this many take the vector path;
+     *   poly_warm_min ...and its calls from this many take the vector path;
      *                 at least one batch;
      *   poly-prefix   a call that computes the key powers hashes nb mod
      *                 batch blocks with the scalar code first, one batch
      *                 more when that is fewer than this;
-     *   poly-tail     fewer blocks than this after pending lanes (a call's
+     *   poly_tail     fewer blocks than this after pending lanes (a call's
      *                 end, or a short call) are folded and hashed by the
      *                 scalar code instead of a partial batch;
-     *   poly-keep     a state's first vector call folds its lanes from
+     *   poly_keep     a state's first vector call folds its lanes from
      *                 registers and stores its key powers only if it is at
      *                 least this long (IFMA).
      */
     uint32_t poly_vector_min;   /* poly-vector */
     uint32_t poly_vector2_min;  /* poly-vector2 */
-    uint32_t poly_stream_min;   /* poly-stream */
-    uint32_t poly_warm_min;     /* poly-warm */
+    uint32_t poly_stream_min;
+    uint32_t poly_warm_min;
     uint32_t poly_prefix;       /* poly-prefix */
-    uint32_t poly_tail;         /* poly-tail */
-    uint32_t poly_keep;         /* poly-keep */
+    uint32_t poly_tail;
+    uint32_t poly_keep;
     /*
      * poly-mac: poly-vector for the POLY1305 MAC (chapoly_kernels_for_mac;
      * 0: the same as poly-vector). A MAC call is all the work between two
@@ -159,20 +161,20 @@ typedef struct chapoly_shapes {
      */
     uint32_t poly_mac_min;
     /*
-     * multi-lanes: in poly1305_multi_blocks, a group of messages steps in
+     * In poly1305_multi_blocks, a group of messages steps in
      * vector lanes (one message per lane, IFMA) when its shortest text has
      * this many blocks; shorter groups run scalar chains.
      */
     uint32_t multi_lanes_min;
-    uint32_t first_max;         /* first-max: text beside the key block in one call, at most */
+    uint32_t first_max;         /* text beside the key block in one call, at most */
     /*
-     * chacha-batch: the level's widest ChaCha20 batch (a power of two, at
+     * The level's widest ChaCha20 batch (a power of two, at
      * most first_max, at least a block); a longer first text
      * puts first_max - chacha_batch bytes and the rest of a batch beside the
      * key block, so whole batches follow it.
      */
     uint32_t chacha_batch;
-    /* stream-min: a streaming refill (of half the text so far, in whole batches) is at least this long. */
+    /* A streaming refill (of half the text so far, in whole batches) is at least this long. */
     uint32_t stream_min;
     /*
      * Ciphertext the AEAD core keeps collected for the next span's pre
@@ -303,25 +305,18 @@ const chapoly_kernels *chapoly_kernels_portable(void);
  */
 const chapoly_kernels *chapoly_kernels_by_name(const char *name);
 
-/* The best level this CPU runs (Skylake-X class cores prefer "avx512vl"). */
+/* The best level this CPU runs (classes that keep to ymm: "avx512vl"; cpu_profiles.c). */
 const chapoly_kernels *chapoly_kernels_best(void);
 
 /*
- * The level to use: 'request' (config key) if non-NULL and non-empty, else
+ * *t = the table of level 'level' with this CPU's profile, then the forced
+ * paths. The level: 'level' (config key) if non-NULL and non-empty, else
  * the environment variable CHAPOLY_KERNEL (read with secure_getenv, so
- * ignored in setuid processes), else the best. A request this CPU or build
- * cannot honour, or a name that is not a level at all, falls back to the
- * best level and sets *warning (if non-NULL) to a static message; otherwise
- * *warning is set to NULL.
- */
-const chapoly_kernels *chapoly_kernels_select(const char *request,
-                                              const char **warning);
-
-/*
- * *t = the table of level 'level' (chapoly_kernels_select's rules) with
- * this CPU's profile, then the forced paths: 'paths' if non-NULL and
- * non-empty, else CHAPOLY_PATHS (secure_getenv). paths is a list of
- * name=value separated by commas or spaces (names: chapoly_kernels_describe);
+ * ignored in setuid processes), else the best. A level this CPU or build
+ * cannot run, or a name that is not a level at all, falls back to the best
+ * and sets *level_warning (if non-NULL) to a static message. The paths:
+ * 'paths' if non-NULL and non-empty, else CHAPOLY_PATHS (secure_getenv), a
+ * list of name=value separated by commas or spaces (names: chapoly_kernels_describe);
  * the item "flip" turns every choice the level has the other way (so the
  * test suite runs each variant on any CPU with the level's ISA).
  * A name or value that is not valid for the level is skipped and sets
@@ -332,13 +327,13 @@ void chapoly_kernels_build(chapoly_kernels *t, const char *level, const char *pa
 
 /*
  * *mac = t as the POLY1305 MAC runs it: poly-vector replaced by poly-mac
- * (when set; clamped as a forced poly-vector is).
+ * (when set; raised to a whole step as poly-vector is).
  */
 void chapoly_kernels_for_mac(chapoly_kernels *mac, const chapoly_kernels *t);
 
 /*
- * The shapes of t that its level uses, "name=value ...", and the CPU
- * profile that chose them, into buf (always terminated; truncated to n).
+ * The choices of t that its level uses, "name=value ...", and the CPU
+ * profile that set them (and whether measured or estimated), into buf (always terminated; truncated to n).
  * CHAPOLY_DESCRIBE_MAX holds every level's text (test_cpu_masks checks).
  */
 #define CHAPOLY_DESCRIBE_MAX 512

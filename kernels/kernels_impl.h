@@ -286,6 +286,15 @@ extern const chapoly_kernels chapoly_kernels_neon;
 #endif
 
 /*
+ * The AVX2 Poly1305's crossovers (poly1305_avx2.c), the same at every level
+ * that runs it: the vector path for the AEADs from 32 blocks and for the
+ * MAC from 22, a warm stream's calls from 16.
+ */
+#define CHAPOLY_AVX2_POLY_SHAPES                                                          \
+    .poly_vector_min = 32, .poly_mac_min = 22, .poly_stream_min = 32, .poly_warm_min = 16, \
+    .poly_prefix = 0, .poly_tail = 3
+
+/*
  * ---- CPU features (cpu_features.c; read only by dispatch.c) ----
  * One bit per compiler ISA flag the SIMD objects are built with
  * (kernels/CMakeLists.txt): -mavx2 AVX2, -mbmi2 BMI2, -mavx512f AVX512F,
@@ -302,7 +311,7 @@ enum {
     CHAPOLY_CPU_AVX512VL = 1u << 4,
     CHAPOLY_CPU_AVX512BW = 1u << 5,
     CHAPOLY_CPU_AVX512IFMA = 1u << 6,
-    CHAPOLY_CPU_SKYLAKE_X = 1u << 7, /* family 6 model 0x55: prefer ymm */
+    CHAPOLY_CPU_YMM_ONLY = 1u << 7, /* not an ISA: a class that keeps to ymm (cpu_profiles.c) */
     CHAPOLY_CPU_AVX512DQ = 1u << 8,
     CHAPOLY_CPU_ASIMD = 1u << 9     /* AArch64: HWCAP_ASIMD (-march=armv8-a+simd) */
 };
@@ -328,7 +337,15 @@ int chapoly_kernels_required(const char *name, unsigned *required);
 /* The level chapoly_kernels_best picks for CPU features f (testable): its template table. */
 const chapoly_kernels *chapoly_kernels_best_for(unsigned f);
 
-/* The paths CPU id's profile sets at 'level' (a list for chapoly_kernels_build), and its name. */
-const char *chapoly_cpu_profile(const chapoly_cpu_id *id, const char *level, const char **name);
+/*
+ * The paths CPU id's profile row sets at 'level' (a list for
+ * chapoly_kernels_build), its class name and whether it was measured or
+ * estimated (NULL when no row matches).
+ */
+const char *chapoly_cpu_profile(const chapoly_cpu_id *id, const char *level, const char **name,
+                                const char **basis);
+
+/* 1 if CPU id's class keeps to ymm registers ("best" is then avx512vl at most). */
+int chapoly_cpu_ymm_only(const chapoly_cpu_id *id);
 
 #endif

@@ -14,8 +14,7 @@
 const chapoly_kernels chapoly_kernels_avx512vl = {
     .name = "avx512vl",
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
-    .shapes = { .one_block_rows = 1, .aead_chunk = 0, .poly_vector_min = 32,
-                .poly_mac_min = 22, .poly_stream_min = 32, .poly_warm_min = 16, .poly_prefix = 0, .poly_tail = 3,
+    .shapes = { .one_block_rows = 1, .aead_chunk = 0, CHAPOLY_AVX2_POLY_SHAPES,
                 .first_max = 1984, .chacha_batch = 512, .stream_min = 512, .stream_fill = 1 },
     .chacha20_xor = chacha20_xor_avx512vl,
     .chacha20_keyblock_xor = chacha20_keyblock_xor_avx512vl,

@@ -196,7 +196,7 @@ static int stats_setting(const char *cfg)
 }
 
 /*
- * The level asked for, as chapoly_kernels_select reads it: the config key,
+ * The level asked for, as chapoly_kernels_build reads it: the config key,
  * else CHAPOLY_KERNEL (not in setuid processes); "" if neither. *where names
  * the source for messages.
  */

@@ -258,6 +258,25 @@ static void check_level(const char *name)
           "%s: by_name disagrees with the required mask %#x (CPU %#x)", name, req, f);
     printf("%-13s requires 0x%04x; objects: %s\n", name, req, used);
 
+    /* the level's cuts are ones the compositions take as they are (dispatch.c would round them) */
+    const chapoly_shapes *s = &k->shapes;
+
+    check(s->aead_chunk % 64 == 0, "%s: aead_chunk %u is not whole blocks", name,
+          (unsigned)s->aead_chunk);
+    check(s->first_max % 64 == 0 && s->first_max >= 64 &&
+              s->first_max <= CHAPOLY_GENERIC_BATCH - 64,
+          "%s: first_max %u is not whole blocks within one generic batch", name,
+          (unsigned)s->first_max);
+    check(s->chacha_batch >= 64 && (s->chacha_batch & (s->chacha_batch - 1)) == 0 &&
+              s->chacha_batch <= s->first_max,
+          "%s: chacha_batch %u is not a power of two from a block to first_max", name,
+          (unsigned)s->chacha_batch);
+    if (byname != NULL)
+        check(byname->shapes.aead_chunk == s->aead_chunk &&
+                  byname->shapes.first_max == s->first_max &&
+                  byname->shapes.chacha_batch == s->chacha_batch,
+              "%s: the built table's cuts differ from the level's", name);
+
     /* buildinfo's paths text, whole: room for every value at 10 digits (forced values) */
     char desc[CHAPOLY_DESCRIBE_MAX];
     size_t n = 0, len;
@@ -318,7 +337,7 @@ int main(void)
         check_level(*n);
 
     /* Each table is what some CPU class gets (dispatch.c, level_avx512.c, level_avx512vl.c). */
-    unsigned avx2 = 0, avx512 = 0, ifma = CHAPOLY_CPU_AVX512IFMA, skx = CHAPOLY_CPU_SKYLAKE_X;
+    unsigned avx2 = 0, avx512 = 0, ifma = CHAPOLY_CPU_AVX512IFMA, skx = CHAPOLY_CPU_YMM_ONLY;
 
     chapoly_kernels_required("avx2", &avx2);
     chapoly_kernels_required("avx512vl", &avx512);

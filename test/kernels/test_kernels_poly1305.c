@@ -203,33 +203,48 @@ void poly_calls_diff(const chapoly_kernels *k)
 }
 
 /*
- * The crossovers forced to their extremes (kernels.h: chapoly_kernels_build
- * clamps what a kernel cannot take, so no value changes a result): level
- * 'level' rebuilt with each list, every Poly1305 call pattern, the
- * multi-message entry and (where "chacha-wide" or "chacha-pairs" changed)
- * ChaCha20 against portable.
+ * The crossovers at their extremes: level 'level' rebuilt with each list of
+ * forced choices (chapoly_kernels_build raises what a kernel cannot take,
+ * so no value changes a result) and with the level's constant crossovers
+ * set to extremes in the table itself (they are not forceable, but the
+ * kernels must take any value the next table gives them), every Poly1305
+ * call pattern, the multi-message entry and (where "chacha-pairs" or the
+ * five-block NEON step changed) ChaCha20 against portable.
  */
 void shape_extremes(const char *level)
 {
-    static const char *const forced[] = {
+    static const struct {
+        const char *forced;
+        /* the constants: poly_stream_min, poly_warm_min, poly_tail, poly_keep, multi_lanes_min,
+         * chacha_wide_min (poly_warm_min a whole step at every level: 8) */
+        uint32_t stream, warm, tail, keep, multi, wide;
+    } cases[] = {
         /* every vector path as early as it can be, nothing kept */
-        "poly-vector=0 poly-vector2=1 poly-stream=0 poly-warm=0 poly-prefix=0 poly-tail=0 "
-        "poly-keep=0 multi-lanes=0 chacha-wide=1 chacha-pairs=1 poly-mac=1",
+        { "poly-vector=0 poly-vector2=1 poly-prefix=0 chacha-pairs=1 poly-mac=1", 0, 8, 0, 0, 0,
+          1 },
         /* scalar wherever a value can make it so */
-        "poly-vector=100000 poly-vector2=0 poly-stream=100000 poly-warm=100000 "
-        "poly-prefix=100000 poly-tail=100000 poly-keep=100000 multi-lanes=100000 chacha-wide=0 "
-        "chacha-pairs=0 poly-mac=100000",
+        { "poly-vector=100000 poly-vector2=0 poly-prefix=100000 chacha-pairs=0 poly-mac=100000",
+          100000, 100000, 100000, 100000, 100000, 0 },
         /* 16 lanes before 8, warm at once, long prefixes and tails */
-        "poly-vector=100000 poly-vector2=16 poly-stream=0 poly-warm=8 poly-prefix=8 "
-        "poly-tail=100 poly-keep=100000 multi-lanes=1 chacha-wide=100000 chacha-pairs=3072 "
-        "poly-mac=0",
+        { "poly-vector=100000 poly-vector2=16 poly-prefix=8 chacha-pairs=3072 poly-mac=0", 0, 8,
+          100, 100000, 1, 100000 },
+        /* the largest value a forced size takes */
+        { "poly-vector=2147483647 poly-vector2=2147483647 poly-prefix=2147483647 "
+          "chacha-pairs=2147483647 poly-mac=2147483647",
+          0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu },
     };
     const chapoly_kernels *k = chapoly_kernels_by_name(level);
     chapoly_kernels t;
 
-    for (size_t i = 0; k != NULL && i < sizeof(forced) / sizeof(forced[0]); i++) {
-        chapoly_kernels_build(&t, level, forced[i], NULL, NULL);
+    for (size_t i = 0; k != NULL && i < sizeof(cases) / sizeof(cases[0]); i++) {
+        chapoly_kernels_build(&t, level, cases[i].forced, NULL, NULL);
         CHECK(strcmp(t.name, level) == 0, "shape extremes: built %s for %s", t.name, level);
+        t.shapes.poly_stream_min = cases[i].stream;
+        t.shapes.poly_warm_min = cases[i].warm;
+        t.shapes.poly_tail = cases[i].tail;
+        t.shapes.poly_keep = cases[i].keep;
+        t.shapes.multi_lanes_min = cases[i].multi;
+        t.shapes.chacha_wide_min = cases[i].wide;
         poly_calls_diff(&t);
         poly_multi_diff(&t);
         {
@@ -244,7 +259,7 @@ void shape_extremes(const char *level)
                   (unsigned)mac.shapes.poly_vector_min);
             poly_calls_diff(&mac);
         }
-        /* ChaCha20 again where the list changed one of its shapes */
+        /* ChaCha20 again where the case changed one of its shapes */
         if (t.shapes.chacha_wide_min != k->shapes.chacha_wide_min ||
             t.shapes.chacha_pairs_min != k->shapes.chacha_pairs_min)
             chacha_diff(&t);
