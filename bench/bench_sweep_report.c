@@ -176,11 +176,12 @@ static void print_below(const table *t, int c, double thr)
                     b = r->size;
                     continue;
                 }
-                if (run > 1)
-                    col += printf("%s %zu-%zu (%d)", col > 60 ? "\n   " : "", a, b, run);
-                else if (run == 1)
-                    col += printf("%s %zu", col > 60 ? "\n   " : "", a);
-                col = col > 60 ? 0 : col;
+                if (run > 0 && col > 60) {
+                    printf("\n   ");
+                    col = 0;
+                }
+                if (run > 0)
+                    col += run > 1 ? printf(" %zu-%zu (%d)", a, b, run) : printf(" %zu", a);
                 run = 0;
             }
             printf("\n");
