@@ -18,6 +18,9 @@
 #include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/params.h>
+#ifdef BENCH_HAVE_SODIUM
+#include <sodium.h>
+#endif
 
 const char *const impl_name[IM_N] = { "chapoly", "default", "base", "floor", "boringssl",
                                       "libsodium" };
@@ -304,7 +307,7 @@ void print_setup(const char *title)
     }
     print_modules(1);
 #ifdef BENCH_HAVE_SODIUM
-    printf("  libsodium  %s\n", g_have_sodium ? "yes" : "disabled (--no-sodium)");
+    printf("  libsodium  %s\n", g_have_sodium ? sodium_version_string() : "disabled (--no-sodium)");
 #else
     printf("  libsodium  not built in (libsodium-dev absent at configure time)\n");
 #endif
