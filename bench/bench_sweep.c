@@ -259,9 +259,7 @@ static void parse_args(int argc, char **argv)
 static int op_sizes(const opdef *op, size_t *out)
 {
     static const size_t hp[] = { 5, 16, 64 }, quic[] = { 1200, 1350, 1500 };
-    int n = 0;
-
-    int hp_grid = op->kind == K_HP && !S.sizes_given; /* 5 is QUIC's */
+    int n = 0, hp_grid = op->kind == K_HP && !S.sizes_given; /* 5 B is QUIC's */
 
     for (int i = 0; hp_grid && i < 3; i++)
         out[n++] = hp[i];
