@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * bench_evp: the implementations under test and the work they all do.
- * chapoly, the default provider and the floor (bench_floor.c) through EVP:
- * one loop per operation, run by a job that owns its contexts. BoringSSL
- * and libsodium are in bench_evp_libs.c.
+ * bench_evp: the operations, the work they all do (key, AAD, nonces,
+ * buffers), the library contexts, and chapoly, the default provider, the
+ * base and the floor through EVP: one loop per operation, run by a job that
+ * owns its contexts. BoringSSL and libsodium: bench_evp_libs.c.
  */
 #include "bench_evp.h"
 
@@ -14,90 +14,57 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <openssl/core.h>
+#include <openssl/core_names.h>
+#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/params.h>
+#ifdef BENCH_HAVE_SODIUM
+#include <sodium.h>
+#endif
 
-/* ------------------------------------------------------------------ */
-/* Implementations                                                     */
+const char *const impl_name[IM_N] = { "chapoly", "default", "base", "floor", "boringssl",
+                                      "libsodium" };
 
-const char *const impl_name[IM_N] = { "chapoly", "default", "boringssl", "libsodium", "floor",
-                                      "base" };
-/* The floor is never a reference: its output is checked against what it promises. */
-const int ref_order[IM_N] = { IM_DEFAULT, IM_SODIUM, IM_BORING, IM_CHAPOLY, IM_BASE, IM_FLOOR };
-
-/* Operations. */
-const opdef ops[] = {
-    { "seal", K_SEAL, 0,
-      "ChaCha20-Poly1305 seal, keyed context, fresh nonce + 13-byte AAD per message\n"
-      "  (EVP: init(iv) + AAD update + update + final + get tag)", 0, 0 },
-    { "open", K_OPEN, 0,
-      "ChaCha20-Poly1305 open, keyed context, 13-byte AAD, nonce alternating between 2 valid ciphertexts\n"
-      "  (EVP: init(iv) + set tag + AAD update + update + final)", 0, 0 },
-    { "seal-rekey", K_REKEY, 0,
-      "ChaCha20-Poly1305 seal with a fresh key and nonce per message (EVP: init(key, iv) + ...)", 0, 0 },
-    { "seal-newctx", K_NEWCTX, 0,
-      "ChaCha20-Poly1305 seal with a new context per message\n"
-      "  (EVP: CTX_new + init(cipher, key, iv) + ... + CTX_free; BoringSSL: EVP_AEAD_CTX_new/free)", 0, 0 },
-    { "xseal", K_SEAL, 1,
-      "XChaCha20-Poly1305 seal, keyed context, fresh 24-byte nonce + 13-byte AAD (default provider has none)", 0, 0 },
-    { "xopen", K_OPEN, 1,
-      "XChaCha20-Poly1305 open, keyed context, 13-byte AAD (default provider has none)", 0, 0 },
-    { "chacha20", K_CHACHA, 0,
-      "ChaCha20 stream cipher, keyed context, fresh 16-byte IV (counter 1 || nonce) per message", 0, 0 },
-    { "poly1305", K_POLY, 0,
-      "Poly1305 one-time MAC, fresh key per message (EVP_MAC: init(key) + update + final)", 0, 0 },
-    { "tls13", K_TLS, TLS1_3_VERSION,
-      "TLS 1.3 TLS_CHACHA20_POLY1305_SHA256 record through libssl over a BIO pair:\n"
-      "  SSL_write(n) on one side + SSL_read on the other = one seal + one open, per record", 0, 0 },
-    { "tls12", K_TLS, TLS1_2_VERSION,
-      "TLS 1.2 ECDHE-ECDSA-CHACHA20-POLY1305 record through libssl over a BIO pair:\n"
-      "  SSL_write(n) + SSL_read = one seal + one open, per record", 0, 0 },
-#define STREAM_OP(name, u)                                                                 \
-    { name, K_STREAM, u,                                                                   \
-      "ChaCha20-Poly1305 seal of one message fed in updates of " #u " bytes (as seal otherwise:\n" \
-      "  init(iv) + 13-byte AAD + updates + final + get tag); bytes = the whole message",  \
-      0, 0 }
-    STREAM_OP("stream16", 16),
-    STREAM_OP("stream64", 64),
-    STREAM_OP("stream256", 256),
-    STREAM_OP("stream1k", 1024),
-    STREAM_OP("stream4k", 4096),
-    STREAM_OP("stream16k", 16384),
-    { "stream-whole", K_STREAM, 0,
-      "ChaCha20-Poly1305 seal of the same messages in one update: the one-shot the stream\n"
-      "  operations are compared with (same calls as seal)", 0, 0 },
-#undef STREAM_OP
-    { "quic-hp", K_HP, 0,
-      "QUIC header protection mask: IV-only init(16-byte sample) on a keyed ChaCha20 context\n"
-      "  + one update (5 bytes in QUIC)", 0, 1 },
-    { "quic-seal", K_SEAL, 0,
-      "QUIC packet seal: init(iv) + 20-byte header as AAD + one update + final + get tag",
-      QUIC_AAD_LEN, 1 },
-    { "quic-open", K_OPEN, 0,
-      "QUIC packet open: init(iv) + set tag + 20-byte header as AAD + one update + final",
-      QUIC_AAD_LEN, 1 },
+#define AEAD_CALLS "init(iv), AAD update, update, final, tag"
+const opdef ops[N_OPS] = {
+    { "seal", K_SEAL, F_MAIN | F_SWEEP, 0, "ChaCha20-Poly1305 seal, keyed context, 13-byte AAD: " AEAD_CALLS },
+    { "open", K_OPEN, F_MAIN | F_SWEEP, 0, "ChaCha20-Poly1305 open of 2 alternating ciphertexts: init(iv), set tag, AAD, update, final" },
+    { "xseal", K_SEAL, F_X | F_MAIN | F_SWEEP, 0, "XChaCha20-Poly1305 seal, 24-byte nonce (the default provider has none)" },
+    { "xopen", K_OPEN, F_X | F_MAIN | F_SWEEP, 0, "XChaCha20-Poly1305 open (the default provider has none)" },
+    { "chacha20", K_CHACHA, F_MAIN | F_SWEEP, 0, "ChaCha20, keyed context: init(16-byte iv: counter 1, nonce), update" },
+    { "poly1305", K_POLY, F_MAIN | F_SWEEP, 0, "POLY1305 MAC, a new key every message: EVP_MAC init(key), update, final" },
+    { "tls13", K_TLS, F_MAIN | F_SWEEP, TLS1_3_VERSION, "TLS 1.3 record through libssl (SSL_write + SSL_read: one seal, one open)" },
+    { "tls12", K_TLS, F_MAIN | F_SWEEP, TLS1_2_VERSION, "TLS 1.2 record through libssl (SSL_write + SSL_read: one seal, one open)" },
+    { "seal-rekey", K_SEAL, F_REKEY | F_SWEEP, 0, "seal with a new key every message: init(key, iv), ..." },
+    { "seal-newctx", K_SEAL, F_NEWCTX | F_SWEEP, 0, "seal with a new context every message: CTX_new, init(cipher, key, iv), ..., CTX_free" },
+    { "stream16", K_SEAL, F_SWEEP, 16, "seal with the text in updates of 16 bytes" },
+    { "stream64", K_SEAL, F_SWEEP, 64, "seal with the text in updates of 64 bytes" },
+    { "stream256", K_SEAL, F_SWEEP, 256, "seal with the text in updates of 256 bytes" },
+    { "stream1k", K_SEAL, F_SWEEP, 1024, "seal with the text in updates of 1024 bytes" },
+    { "quic-hp", K_HP, F_SWEEP, 0, "QUIC header protection: init(16-byte sample) on a keyed ChaCha20 context, update" },
+    { "quic-seal", K_SEAL, F_QUIC | F_SWEEP, 0, "QUIC packet seal: as seal with a 20-byte header as AAD" },
+    { "quic-open", K_OPEN, F_QUIC | F_SWEEP, 0, "QUIC packet open: as open with a 20-byte header as AAD" },
+    { "pipeline", K_PIPE, 0, 0, "OpenSSL 3.5 pipeline seal of --pipes messages per batch, ns per message (default: single seals)" },
 };
-_Static_assert(sizeof(ops) / sizeof(ops[0]) == N_OPS, "N_OPS counts the operations");
+
+const opdef *op_named(const char *name)
+{
+    for (size_t i = 0; i < N_OPS; i++)
+        if (strcmp(ops[i].name, name) == 0)
+            return &ops[i];
+    return NULL;
+}
 
 /* ------------------------------------------------------------------ */
 /* Inputs and buffers                                                  */
 
-void *xalloc(size_t n)
-{
-    void *p = aligned_alloc(64, (n + 63) & ~(size_t)63);
-
-    if (p == NULL)
-        die("out of memory");
-    memset(p, 0, n); /* fault the pages in before any timing */
-    return p;
-}
+uint8_t g_key[KEY_LEN];
+uint8_t g_aad[QUIC_AAD_LEN];
 
 /* Deterministic fill, so runs are comparable; the values do not matter. */
-static void fill(uint8_t *p, size_t n, uint64_t seed)
+static void fill(uint8_t *p, size_t n, uint64_t x)
 {
-    uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
-
+    x = x * 0x9e3779b97f4a7c15ULL + 1;
     for (size_t i = 0; i < n; i++) {
         x ^= x << 13;
         x ^= x >> 7;
@@ -106,99 +73,57 @@ static void fill(uint8_t *p, size_t n, uint64_t seed)
     }
 }
 
-uint8_t g_key[KEY_LEN];
-uint8_t g_aad[AAD_MAX];
-
 void init_inputs(void)
 {
     for (size_t i = 0; i < KEY_LEN; i++)
         g_key[i] = (uint8_t)(0x80 + i);
-    fill(g_aad, AAD_MAX, 3);
+    fill(g_aad, sizeof(g_aad), 3);
 }
 
-static bufset *g_all_bufs[260];
-static int g_nbufs;
-
 /*
- * Placement: where the output buffer lies against the input, modulo 4 KiB.
- * A load whose address matches an earlier store's in bits 0-11 can be held
- * back as if it depended on it (4K aliasing), so a kernel's time depends on
- * out - in mod 4096: one build's seal of 1350 B took 590 ns or 724 ns by
- * that offset alone, another's 673 or 841 ns at other offsets (AMD EPYC
- * family 26 model 2). Applications put their buffers anywhere, so each
- * process draws the offset (a multiple of 64) unless --placement fixes it;
- * the inputs (in, ct[]) start a 4 KiB page, the output is that far into
- * its own. The headers print it.
+ * Placements, drawn per process unless given (the headers print them):
+ * where the output lies against the input mod 4096 (--placement; a load
+ * that matches an earlier store in bits 0-11 can wait on it), and how many
+ * bytes the heap gives away before any context is made (--heap-shift:
+ * where the contexts fall in their pages). Both moved cells by more than a
+ * code change does (docs/performance.md), and applications get any of them.
  */
-static int g_placement = -1;
-
-/* A layout option's value: bytes, a multiple of 'step' from 0 to 4096 - step. */
-static int parse_offset(const char *opt, const char *s, int step)
+int parse_offset(const char *opt, const char *s, int step)
 {
     char *end;
     long v = strtol(s, &end, 10);
 
     if (*s == '\0' || *end != '\0' || v < 0 || v > 4096 - step || v % step != 0)
-        die("%s must be a multiple of %d from 0 to %d (bytes), not '%s'", opt, step, 4096 - step,
-            s);
+        die("%s must be a multiple of %d from 0 to %d, not '%s'", opt, step, 4096 - step, s);
     return (int)v;
 }
 
-/* The value a process uses: the option's, else drawn once (a multiple of step below 4096). */
-static int offset_of(int *drawn, int given, int step, uint64_t salt)
+static int drawn(int *v, int given, int step, uint64_t salt)
 {
-    if (*drawn < 0) {
-        if (given >= 0) {
-            *drawn = given;
-        } else {
-            struct timespec t;
-            uint64_t x;
+    if (*v < 0 && given >= 0)
+        *v = given;
+    if (*v < 0) {
+        struct timespec t;
 
-            clock_gettime(CLOCK_MONOTONIC, &t);
-            x = ((uint64_t)getpid() << 32) ^ (uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec;
-            x = (x ^ salt) * 0x9e3779b97f4a7c15ULL;
-            *drawn = (int)((x >> 40) % (uint64_t)(4096 / step)) * step;
-        }
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        uint64_t x = ((uint64_t)getpid() << 32) ^ (uint64_t)t.tv_nsec ^ (uint64_t)t.tv_sec ^ salt;
+        *v = (int)(((x * 0x9e3779b97f4a7c15ULL) >> 40) % (uint64_t)(4096 / step)) * step;
     }
-    return *drawn;
+    return *v;
 }
 
-void parse_placement(const char *s)
-{
-    cfg.placement = parse_offset("--placement", s, 64);
-}
+static int g_placement = -1, g_heap_shift = -1;
+static void *g_heap_pad;
 
 int placement_bytes(void)
 {
-    return offset_of(&g_placement, cfg.placement, 64, 0);
-}
-
-/*
- * Heap placement. Contexts (the module's, OpenSSL's, the key schedule
- * and Poly1305 state inside them) come from malloc in an order fixed by
- * the program, so with ASLR at page granularity every process of one
- * build puts them at the same offsets in their pages, and a different
- * build (other context sizes) at other ones. Where a kernel's stores and
- * loads then fall relative to each other mod 4096 moves a call by up to
- * ~30 % (an EVP Poly1305 MAC of 1 KiB: 145 or 195 ns by this shift alone,
- * AMD EPYC family 26 model 2), which an A/B of two builds would read as a
- * difference between them. Each process therefore takes a drawn number of
- * bytes (a multiple of 16 below 4 KiB) from the heap before anything else
- * allocates, unless --heap-shift fixes it; the headers print it.
- */
-static int g_heap_shift = -1;
-
-void parse_heap_shift(const char *s)
-{
-    cfg.heap_shift = parse_offset("--heap-shift", s, 16);
+    return drawn(&g_placement, cfg.placement, 64, 0);
 }
 
 int heap_shift_bytes(void)
 {
-    return offset_of(&g_heap_shift, cfg.heap_shift, 16, 0xd6e8feb86659fd93ULL);
+    return drawn(&g_heap_shift, cfg.heap_shift, 16, 0xd6e8feb86659fd93ULL);
 }
-
-static void *g_heap_pad;
 
 void shift_heap(void)
 {
@@ -218,68 +143,48 @@ static uint8_t *page_buf(size_t n, size_t off)
     return p + off;
 }
 
+static bufset *g_bufs[260];
+static int g_nbufs;
+
+/* The inputs at a page start, the output placement_bytes() into its page. */
 bufset *bufset_new(size_t max)
 {
     bufset *b = calloc(1, sizeof(*b));
-    size_t off = (size_t)placement_bytes();
 
-    if (b == NULL || g_nbufs == (int)(sizeof(g_all_bufs) / sizeof(g_all_bufs[0])))
+    if (b == NULL || g_nbufs == (int)(sizeof(g_bufs) / sizeof(g_bufs[0])))
         die("out of memory");
-    g_all_bufs[g_nbufs++] = b;
-    b->max = max;
-    b->in = page_buf(max + 64, 0);
-    b->out = page_buf(max + TAG_LEN + 64, off);
-    b->ct[0] = page_buf(max + TAG_LEN + 64, 0);
-    b->ct[1] = page_buf(max + TAG_LEN + 64, 0);
+    g_bufs[g_nbufs++] = b;
+    max += TAG_LEN + 64;
+    b->in = page_buf(max, 0);
+    b->out = page_buf(max, (size_t)placement_bytes());
+    b->ct[0] = page_buf(max, 0);
+    b->ct[1] = page_buf(max, 0);
     fill(b->in, max, 7);
     return b;
 }
 
-
 /* ------------------------------------------------------------------ */
-/* OpenSSL library context                                             */
+/* Library contexts                                                    */
 
-OSSL_LIB_CTX *g_libctx;
-static OSSL_PROVIDER *g_prov_chapoly, *g_prov_default;
-char g_module_desc[PATH_MAX + 64];
-char g_kernel[64];
-/*
- * --base: a second chapoly.so in a context of its own. Loaded from another
- * path, it is another copy of the code (dlopen keys on the file), and its
- * algorithms carry provider=chapoly in that context only.
- */
-OSSL_LIB_CTX *g_base_libctx;
-static OSSL_PROVIDER *g_prov_base, *g_prov_base_default;
-char g_base_desc[PATH_MAX + 64];
-char g_base_kernel[64];
-static char g_want[2][PATH_MAX]; /* the file asked for: [0] chapoly, [1] base ("": unknown) */
+OSSL_LIB_CTX *g_libctx, *g_base_libctx;
+static OSSL_PROVIDER *g_prov[IM_FLOOR + 1], *g_base_default;
+static char g_desc[2][PATH_MAX + 64], g_want[2][PATH_MAX];
+char g_kernel[64], g_base_kernel[64];
 
-/*
- * Where chapoly.so comes from: --module, OPENSSL_MODULES, CHAPOLY_MODULE, the
- * build tree; the base (base = 1) from --base only.
- */
+/* chapoly.so: --module, OPENSSL_MODULES, CHAPOLY_MODULE, the build tree, OpenSSL's directory. */
 static OSSL_PROVIDER *load_chapoly(OSSL_LIB_CTX *lc, int base, char *desc, size_t desclen)
 {
-    const char *src = NULL, *why = NULL;
-    char *want = g_want[base != 0];
+    const char *src = base ? cfg.base : cfg.module, *why = base ? "--base" : "--module";
+    char full[PATH_MAX + 16];
     struct stat st;
 
-    want[0] = '\0';
-    if (base) {
-        src = cfg.base;
-        why = "--base";
-    } else if (cfg.module) {
-        src = cfg.module;
-        why = "--module";
-    } else if (getenv("OPENSSL_MODULES")) {
-        src = getenv("OPENSSL_MODULES");
+    g_want[base][0] = '\0';
+    if (src == NULL && (src = getenv("OPENSSL_MODULES")) != NULL)
         why = "OPENSSL_MODULES";
-    } else if (getenv("CHAPOLY_MODULE")) {
-        src = getenv("CHAPOLY_MODULE");
+    else if (src == NULL && (src = getenv("CHAPOLY_MODULE")) != NULL)
         why = "CHAPOLY_MODULE";
-    }
 #ifdef BENCH_DEFAULT_MODULE
-    else if (stat(BENCH_DEFAULT_MODULE, &st) == 0) {
+    if (src == NULL && stat(BENCH_DEFAULT_MODULE, &st) == 0) {
         src = BENCH_DEFAULT_MODULE;
         why = "build tree";
     }
@@ -290,27 +195,12 @@ static OSSL_PROVIDER *load_chapoly(OSSL_LIB_CTX *lc, int base, char *desc, size_
     }
     if (stat(src, &st) != 0)
         die("module path %s (%s): %s", src, why, strerror(errno));
-    if (S_ISDIR(st.st_mode)) {
-        char full[PATH_MAX];
-
-        snprintf(full, sizeof(full), "%s/chapoly.so", src);
-        if (realpath(full, want) == NULL)
-            die("%s (%s): %s", full, why, strerror(errno));
-        snprintf(desc, desclen, "%s (%s)", want, why);
-        if (!OSSL_PROVIDER_set_default_search_path(lc, src))
-            return NULL;
-        return OSSL_PROVIDER_load(lc, "chapoly");
-    }
-    /*
-     * OpenSSL joins a relative name to its module directory, so hand it an
-     * absolute path; the algorithms still carry provider=chapoly.
-     */
-    char abs[PATH_MAX];
-    if (realpath(src, abs) == NULL)
-        die("module path %s (%s): %s", src, why, strerror(errno));
-    snprintf(desc, desclen, "%s (%s)", abs, why);
-    snprintf(want, PATH_MAX, "%s", abs);
-    return OSSL_PROVIDER_load(lc, abs);
+    snprintf(full, sizeof(full), S_ISDIR(st.st_mode) ? "%s/chapoly.so" : "%s", src);
+    /* an absolute path: OpenSSL joins a relative name to its module directory */
+    if (realpath(full, g_want[base]) == NULL)
+        die("%s (%s): %s", full, why, strerror(errno));
+    snprintf(desc, desclen, "%s (%s)", g_want[base], why);
+    return OSSL_PROVIDER_load(lc, g_want[base]);
 }
 
 OSSL_LIB_CTX *make_libctx(int base, OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, char *desc,
@@ -318,13 +208,9 @@ OSSL_LIB_CTX *make_libctx(int base, OSSL_PROVIDER **ours, OSSL_PROVIDER **dflt, 
 {
     OSSL_LIB_CTX *lc = OSSL_LIB_CTX_new();
 
-    if (lc == NULL)
-        die("OSSL_LIB_CTX_new failed");
-    *dflt = OSSL_PROVIDER_load(lc, "default");
-    if (*dflt == NULL)
-        die("could not load the default provider");
-    *ours = load_chapoly(lc, base, desc, desclen);
-    if (*ours == NULL)
+    if (lc == NULL || (*dflt = OSSL_PROVIDER_load(lc, "default")) == NULL)
+        die("no library context with the default provider");
+    if ((*ours = load_chapoly(lc, base, desc, desclen)) == NULL)
         die("could not load %s: %s", base ? "the base chapoly" : "chapoly", desc);
     return lc;
 }
@@ -334,27 +220,19 @@ static void read_param(OSSL_PROVIDER *prov, const char *name, char *out, size_t 
     char *v = NULL;
     OSSL_PARAM p[2] = { OSSL_PARAM_construct_utf8_ptr(name, &v, 0), OSSL_PARAM_construct_end() };
 
-    if (OSSL_PROVIDER_get_params(prov, p) && v != NULL)
-        snprintf(out, len, "%s", v);
-    else
-        snprintf(out, len, "?");
+    snprintf(out, len, "%s", OSSL_PROVIDER_get_params(prov, p) && v != NULL ? v : "?");
     ERR_clear_error();
 }
 
 /* The file a provider's code runs from: the object holding its dispatch table. */
-static int module_file(OSSL_PROVIDER *prov, char *out, size_t len)
+static int module_file(OSSL_PROVIDER *prov, char *out)
 {
     const OSSL_DISPATCH *d = OSSL_PROVIDER_get0_dispatch(prov);
     Dl_info di;
 
-    char abs[PATH_MAX];
-
-    snprintf(out, len, "?");
-    if (d == NULL || dladdr(d, &di) == 0 || di.dli_fname == NULL)
-        return 0;
-    /* the name dlopen was given: relative when a relative search path was set */
-    snprintf(out, len, "%s", realpath(di.dli_fname, abs) ? abs : di.dli_fname);
-    return 1;
+    snprintf(out, PATH_MAX, "?");
+    return d != NULL && dladdr(d, &di) != 0 && di.dli_fname != NULL
+           && realpath(di.dli_fname, out) != NULL;
 }
 
 static int same_file(const char *a, const char *b)
@@ -365,47 +243,26 @@ static int same_file(const char *a, const char *b)
            && sa.st_ino == sb.st_ino;
 }
 
-/*
- * Each context must run the file asked for: the provider's dispatch table
- * lies in it. (Two paths to one file are one copy: an A/A run.)
- */
-static void check_module_file(int base)
+/* The timed context (chapoly, default, the floor) and, with --base, the base's. */
+void open_bench_libctx(void)
 {
     char file[PATH_MAX];
 
-    if (!module_file(base ? g_prov_base : g_prov_chapoly, file, sizeof(file)))
-        die("cannot tell which file %s runs from", base ? "the base" : "chapoly");
-    if (g_want[base][0] && !same_file(file, g_want[base]))
-        die("%s runs from %s, not from %s", base ? "the base" : "chapoly", file, g_want[base]);
-}
+    for (int base = 0; base <= (cfg.base != NULL); base++) {
+        OSSL_PROVIDER **ours = base ? &g_prov[IM_BASE] : &g_prov[IM_CHAPOLY];
+        OSSL_LIB_CTX *lc = make_libctx(base, ours, base ? &g_base_default : &g_prov[IM_DEFAULT],
+                                       g_desc[base], sizeof(g_desc[0]));
 
-/*
- * For the headers: "runs from FILE: BUILDINFO" of chapoly (base 0) or the
- * base (1); returns 1 when the base is the same file as chapoly.
- */
-int module_lines(int base, char *out, size_t len)
-{
-    OSSL_PROVIDER *p = base ? g_prov_base : g_prov_chapoly;
-    char file[PATH_MAX], other[PATH_MAX], info[600];
-
-    module_file(p, file, sizeof(file));
-    read_param(p, "buildinfo", info, sizeof(info));
-    snprintf(out, len, "runs from %s: %s", file, info);
-    return base && module_file(g_prov_chapoly, other, sizeof(other)) && same_file(file, other);
-}
-
-void open_bench_libctx(void)
-{
-    g_libctx = make_libctx(0, &g_prov_chapoly, &g_prov_default, g_module_desc,
-                           sizeof(g_module_desc));
-    read_param(g_prov_chapoly, "chapoly-kernel", g_kernel, sizeof(g_kernel));
-    check_module_file(0);
-    if (cfg.base == NULL)
-        return;
-    g_base_libctx = make_libctx(1, &g_prov_base, &g_prov_base_default, g_base_desc,
-                                sizeof(g_base_desc));
-    read_param(g_prov_base, "chapoly-kernel", g_base_kernel, sizeof(g_base_kernel));
-    check_module_file(1);
+        *(base ? &g_base_libctx : &g_libctx) = lc;
+        read_param(*ours, "chapoly-kernel", base ? g_base_kernel : g_kernel, sizeof(g_kernel));
+        /* two paths to one file are one copy (an A/A run); another file is a mistake */
+        if (!module_file(*ours, file) || (g_want[base][0] && !same_file(file, g_want[base])))
+            die("%s runs from %s, not from %s", impl_name[base ? IM_BASE : IM_CHAPOLY], file,
+                g_want[base]);
+    }
+    if (!OSSL_PROVIDER_add_builtin(g_libctx, "bench-floor", bench_floor_init)
+        || (g_prov[IM_FLOOR] = OSSL_PROVIDER_load(g_libctx, "bench-floor")) == NULL)
+        die("could not register the floor provider");
 }
 
 OSSL_LIB_CTX *libctx_of(int impl)
@@ -413,134 +270,88 @@ OSSL_LIB_CTX *libctx_of(int impl)
     return impl == IM_BASE ? g_base_libctx : g_libctx;
 }
 
-/*
- * The floor (bench_floor.c) in the timed library context: the shared object
- * has no OSSL_provider_init on purpose, so it is registered here as a
- * built-in provider under its own init function. BENCH_FLOOR_MODULE (the
- * environment, else the build tree) names the file.
- */
-static OSSL_PROVIDER *g_prov_floor;
-static void *g_floor_dl;
-int g_have_floor;
-char g_floor_note[PATH_MAX + 64] = "not loaded";
-
-void load_floor(void)
+/* The chapoly line; with --base, for each, the file it runs from and its buildinfo. */
+void print_modules(int with_kernel)
 {
-    const char *path = getenv("BENCH_FLOOR_MODULE");
-    OSSL_provider_init_fn *init;
+    char file[PATH_MAX], other[PATH_MAX], info[600];
 
-#ifdef BENCH_FLOOR_MODULE
-    if (path == NULL)
-        path = BENCH_FLOOR_MODULE;
+    for (int base = 0; base <= (cfg.base != NULL); base++) {
+        OSSL_PROVIDER *p = g_prov[base ? IM_BASE : IM_CHAPOLY];
+
+        printf("  %-10s %s", impl_name[base ? IM_BASE : IM_CHAPOLY], g_desc[base]);
+        printf(with_kernel ? ", kernel %s\n" : "\n", base ? g_base_kernel : g_kernel);
+        if (cfg.base == NULL)
+            return;
+        module_file(p, file);
+        read_param(p, "buildinfo", info, sizeof(info));
+        printf("             runs from %s: %s\n", file, info);
+        if (base && module_file(g_prov[IM_CHAPOLY], other) && same_file(file, other))
+            printf("             (the same file as chapoly, one copy in two contexts: an A/A run)\n");
+    }
+}
+
+/*
+ * Header lines: with a title, the title, CPU, OpenSSL and load; then the
+ * modules, the comparison libraries and the TLS routing proof.
+ */
+void print_setup(const char *title)
+{
+    char cpu[320];
+    double load[3] = { 0 };
+
+    if (title != NULL) {
+        cpu_model(cpu, sizeof(cpu));
+        getloadavg(load, 3);
+        printf("%s\n  cpu        %s\n  openssl    %s\n  load avg   %.2f %.2f %.2f at start\n",
+               title, cpu, OpenSSL_version(OPENSSL_VERSION), load[0], load[1], load[2]);
+    }
+    print_modules(1);
+#ifdef BENCH_HAVE_SODIUM
+    printf("  libsodium  %s\n", g_have_sodium ? sodium_version_string() : "disabled (--no-sodium)");
+#else
+    printf("  libsodium  not built in (libsodium-dev absent at configure time)\n");
 #endif
-    if (path == NULL) {
-        snprintf(g_floor_note, sizeof(g_floor_note), "absent (no BENCH_FLOOR_MODULE)");
-        return;
-    }
-    g_floor_dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-    *(void **)&init = g_floor_dl ? dlsym(g_floor_dl, "bench_floor_provider_init") : NULL;
-    if (init == NULL) {
-        snprintf(g_floor_note, sizeof(g_floor_note), "%s not loadable: %s", path, dlerror());
-        return;
-    }
-    if (!OSSL_PROVIDER_add_builtin(g_libctx, "bench-floor", init)
-        || (g_prov_floor = OSSL_PROVIDER_load(g_libctx, "bench-floor")) == NULL)
-        die("could not register the floor provider from %s", path);
-    snprintf(g_floor_note, sizeof(g_floor_note), "%s (no cryptography: copies, zero tags)", path);
-    g_have_floor = 1;
+    printf("  boringssl  %s\n", g_boring_note);
+    printf("  tls route  %s (chapoly's message counters, separate context)\n", tls_route_text());
+}
+
+void print_layout(void)
+{
+    printf("  placement  output %d bytes into its page%s; heap shift %d bytes%s\n",
+           placement_bytes(), cfg.placement >= 0 ? " (--placement)" : " (drawn)",
+           heap_shift_bytes(), cfg.heap_shift >= 0 ? " (--heap-shift)" : " (drawn)");
 }
 
 /* ------------------------------------------------------------------ */
-/* Per-operation loops: one message per iteration                      */
+/* The EVP loops: one message per iteration                            */
 
-/* --- EVP AEAD --- */
-
+/* seal, seal-rekey, seal-newctx, the stream ops (op->arg bytes per update). */
 static int evp_seal(job *j, size_t n, uint64_t iters)
 {
-    EVP_CIPHER_CTX *c = j->ctx;
-    uint8_t *out = j->b->out, nonce[24];
-    const uint8_t *in = j->b->in;
-    int l, l2;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        make_nonce(nonce, j->ivlen, j->seq++);
-        if (!EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
-            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
-            || !EVP_EncryptUpdate(c, out, &l, in, (int)n)
-            || !EVP_EncryptFinal_ex(c, out + l, &l2)
-            || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n))
-            return 0;
-    }
-    return 1;
-}
-
-/* seal with the text fed in updates of op->x bytes (0: one update). */
-static int evp_stream(job *j, size_t n, uint64_t iters)
-{
-    EVP_CIPHER_CTX *c = j->ctx;
-    uint8_t *out = j->b->out, nonce[24];
-    const uint8_t *in = j->b->in;
-    size_t u = j->op->x > 0 ? (size_t)j->op->x : n;
-    int l, l2;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        size_t done = 0;
-
-        make_nonce(nonce, j->ivlen, j->seq++);
-        if (!EVP_EncryptInit_ex(c, NULL, NULL, NULL, nonce)
-            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen))
-            return 0;
-        while (done < n) {
-            size_t m = n - done < u ? n - done : u;
-
-            if (!EVP_EncryptUpdate(c, out + done, &l, in + done, (int)m))
-                return 0;
-            done += m;
-        }
-        if (!EVP_EncryptFinal_ex(c, out + n, &l2)
-            || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n))
-            return 0;
-    }
-    return 1;
-}
-
-static int evp_seal_rekey(job *j, size_t n, uint64_t iters)
-{
-    EVP_CIPHER_CTX *c = j->ctx;
+    const opdef *op = j->op;
     uint8_t *out = j->b->out, nonce[24], key[KEY_LEN];
     const uint8_t *in = j->b->in;
-    int l, l2;
+    size_t u = op->arg > 0 ? (size_t)op->arg : n;
+    int l;
 
     for (uint64_t i = 0; i < iters; i++) {
-        make_key(key, j->seq);
-        make_nonce(nonce, j->ivlen, j->seq++);
-        if (!EVP_EncryptInit_ex(c, NULL, NULL, key, nonce)
-            || !EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
-            || !EVP_EncryptUpdate(c, out, &l, in, (int)n)
-            || !EVP_EncryptFinal_ex(c, out + l, &l2)
-            || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n))
-            return 0;
-    }
-    return 1;
-}
+        EVP_CIPHER_CTX *c = op->flags & F_NEWCTX ? EVP_CIPHER_CTX_new() : j->ctx;
+        const uint8_t *k = op->flags & F_NEWCTX ? g_key : NULL;
 
-static int evp_seal_newctx(job *j, size_t n, uint64_t iters)
-{
-    uint8_t *out = j->b->out, nonce[24];
-    const uint8_t *in = j->b->in;
-    int l, l2;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-
+        if (op->flags & F_REKEY) {
+            make_key(key, j->seq);
+            k = key;
+        }
         make_nonce(nonce, j->ivlen, j->seq++);
         int ok = c != NULL
-                 && EVP_EncryptInit_ex(c, j->cipher, NULL, g_key, nonce)
-                 && EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
-                 && EVP_EncryptUpdate(c, out, &l, in, (int)n)
-                 && EVP_EncryptFinal_ex(c, out + l, &l2)
-                 && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n);
-        EVP_CIPHER_CTX_free(c);
+                 && EVP_EncryptInit_ex(c, op->flags & F_NEWCTX ? j->cipher : NULL, NULL, k, nonce)
+                 && EVP_EncryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen);
+        for (size_t done = 0; ok && done < n; done += u)
+            ok = EVP_EncryptUpdate(c, out + done, &l, in + done, (int)(n - done < u ? n - done : u));
+        ok = ok && EVP_EncryptFinal_ex(c, out + n, &l)
+             && EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_GET_TAG, TAG_LEN, out + n);
+        if (op->flags & F_NEWCTX)
+            EVP_CIPHER_CTX_free(c);
         if (!ok)
             return 0;
     }
@@ -551,7 +362,7 @@ static int evp_open(job *j, size_t n, uint64_t iters)
 {
     EVP_CIPHER_CTX *c = j->ctx;
     uint8_t *out = j->b->out, nonce[24];
-    int l, l2;
+    int l;
 
     for (uint64_t i = 0; i < iters; i++) {
         unsigned k = (unsigned)(j->seq++ & 1);
@@ -561,52 +372,30 @@ static int evp_open(job *j, size_t n, uint64_t iters)
         if (!EVP_DecryptInit_ex(c, NULL, NULL, NULL, nonce)
             || !EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_AEAD_SET_TAG, TAG_LEN, ct + n)
             || !EVP_DecryptUpdate(c, NULL, &l, g_aad, (int)j->aadlen)
-            || !EVP_DecryptUpdate(c, out, &l, ct, (int)n)
-            || EVP_DecryptFinal_ex(c, out + l, &l2) != 1)
+            || !EVP_DecryptUpdate(c, out, &l, ct, (int)n) || EVP_DecryptFinal_ex(c, out + n, &l) != 1)
             return 0;
     }
     return 1;
 }
-
-/* --- EVP ChaCha20 and Poly1305 --- */
 
 /*
- * QUIC header protection (RFC 9001 5.4.4): the 16-byte sample of the packet
- * is ChaCha20's IV (counter || nonce) on a keyed context; the mask is the
- * keystream of one short update (5 bytes in QUIC). The sample varies in
- * all 16 bytes, as ciphertext does.
+ * chacha20: a fresh 16-byte IV (counter 1, nonce); quic-hp (RFC 9001
+ * 5.4.4): the packet's 16-byte sample is the IV, varying in all its bytes.
  */
-static int evp_quic_hp(job *j, size_t n, uint64_t iters)
-{
-    EVP_CIPHER_CTX *c = j->ctx;
-    uint8_t *out = j->b->out, sample[16];
-    const uint8_t *in = j->b->in;
-    int l;
-
-    for (uint64_t i = 0; i < iters; i++) {
-        uint32_t ctr = (uint32_t)(j->seq * 0x9e3779b9u);
-
-        make_nonce(sample + 4, 12, j->seq++);
-        for (int k = 0; k < 4; k++)
-            sample[k] = (uint8_t)(ctr >> (8 * k));
-        if (!EVP_CipherInit_ex(c, NULL, NULL, NULL, sample, 1)
-            || !EVP_CipherUpdate(c, out, &l, in, (int)n))
-            return 0;
-    }
-    return 1;
-}
-
 static int evp_chacha(job *j, size_t n, uint64_t iters)
 {
-    EVP_CIPHER_CTX *c = j->ctx;
-    uint8_t *out = j->b->out, iv[16] = { 1, 0, 0, 0 };
-    const uint8_t *in = j->b->in;
+    uint8_t iv[16] = { 1, 0, 0, 0 };
     int l;
 
     for (uint64_t i = 0; i < iters; i++) {
+        if (j->op->kind == K_HP) {
+            uint32_t ctr = (uint32_t)(j->seq * 0x9e3779b9u);
+            for (int k = 0; k < 4; k++)
+                iv[k] = (uint8_t)(ctr >> (8 * k));
+        }
         make_nonce(iv + 4, 12, j->seq++);
-        if (!EVP_EncryptInit_ex(c, NULL, NULL, NULL, iv)
-            || !EVP_EncryptUpdate(c, out, &l, in, (int)n))
+        if (!EVP_CipherInit_ex(j->ctx, NULL, NULL, NULL, iv, 1)
+            || !EVP_CipherUpdate(j->ctx, j->b->out, &l, j->b->in, (int)n))
             return 0;
     }
     return 1;
@@ -614,55 +403,82 @@ static int evp_chacha(job *j, size_t n, uint64_t iters)
 
 static int evp_poly(job *j, size_t n, uint64_t iters)
 {
-    EVP_MAC_CTX *m = j->mctx;
     uint8_t key[KEY_LEN];
     size_t ol;
 
     for (uint64_t i = 0; i < iters; i++) {
         make_key(key, j->seq++);
-        if (!EVP_MAC_init(m, key, KEY_LEN, NULL)
-            || !EVP_MAC_update(m, j->b->in, n)
-            || !EVP_MAC_final(m, j->b->out, &ol, TAG_LEN))
+        if (!EVP_MAC_init(j->mctx, key, KEY_LEN, NULL) || !EVP_MAC_update(j->mctx, j->b->in, n)
+            || !EVP_MAC_final(j->mctx, j->b->out, &ol, TAG_LEN))
             return 0;
     }
     return 1;
 }
 
-
-/* --- job construction --- */
-
-static const char *evp_name(const opdef *op)
+/*
+ * pipeline: message k of a batch reads in + k * (n + 16) and writes its
+ * ciphertext and tag at the same offset of out. The default provider has
+ * no pipeline: its job seals the same messages one by one (its "seal").
+ */
+static int evp_pipe_singles(job *j, size_t n, uint64_t iters)
 {
-    switch (op->kind) {
-    case K_CHACHA:
-    case K_HP:
-        return "ChaCha20";
-    case K_POLY:
-        return "POLY1305";
-    case K_STREAM:
-        return "ChaCha20-Poly1305";
-    default:
-        return op->x ? "XChaCha20-Poly1305" : "ChaCha20-Poly1305";
+    bufset *b = j->b, one = *b;
+    job s = *j;
+
+    s.b = &one;
+    for (uint64_t i = 0; i < iters * (uint64_t)cfg.pipes; i++) {
+        size_t off = (size_t)(i % (uint64_t)cfg.pipes) * (n + TAG_LEN);
+
+        one.in = b->in + off;
+        one.out = b->out + off;
+        if (!evp_seal(&s, n, 1))
+            return 0;
     }
+    j->seq = s.seq;
+    return 1;
 }
 
-/* The base is a chapoly too, in its own context. */
-static const char *propq_of(int impl)
+#if OPENSSL_VERSION_NUMBER >= 0x30500000L
+static int evp_pipeline(job *j, size_t n, uint64_t iters)
 {
-    return impl == IM_CHAPOLY || impl == IM_BASE ? "provider=chapoly"
-           : impl == IM_FLOOR ? "provider=floor"
-                              : "provider=default";
-}
+    size_t np = (size_t)cfg.pipes, aadl[MAX_PIPES], inl[MAX_PIPES], outl[MAX_PIPES];
+    const unsigned char *ivs[MAX_PIPES], *aad[MAX_PIPES], *in[MAX_PIPES];
+    unsigned char *out[MAX_PIPES], *tags[MAX_PIPES], nonce[MAX_PIPES][12];
+    void *tp = tags;
+    OSSL_PARAM p[2] = { OSSL_PARAM_octet_ptr(OSSL_CIPHER_PARAM_PIPELINE_AEAD_TAG, &tp, TAG_LEN),
+                        OSSL_PARAM_END };
 
-static OSSL_PROVIDER *provider_of(int impl)
-{
-    return impl == IM_CHAPOLY ? g_prov_chapoly
-           : impl == IM_BASE  ? g_prov_base
-           : impl == IM_FLOOR ? g_prov_floor
-                              : g_prov_default;
+    for (size_t k = 0; k < np; k++) {
+        in[k] = j->b->in + k * (n + TAG_LEN);
+        out[k] = j->b->out + k * (n + TAG_LEN);
+        tags[k] = out[k] + n;
+        ivs[k] = nonce[k];
+        aad[k] = g_aad;
+        aadl[k] = j->aadlen;
+        inl[k] = n;
+    }
+    for (uint64_t i = 0; i < iters; i++) {
+        for (size_t k = 0; k < np; k++)
+            make_nonce(nonce[k], 12, j->seq++);
+        /* the context keeps its cipher: later batches pass none, as applications do */
+        if (!EVP_CipherPipelineEncryptInit(j->ctx, j->pipe_ready ? NULL : j->cipher, g_key,
+                                           KEY_LEN, np, ivs, 12)
+            || !EVP_CipherPipelineUpdate(j->ctx, NULL, outl, NULL, aad, aadl)
+            || !EVP_CipherPipelineUpdate(j->ctx, out, outl, inl, in, inl)
+            || !EVP_CipherPipelineFinal(j->ctx, out, outl, inl) || !EVP_CIPHER_CTX_get_params(j->ctx, p))
+            return 0;
+        j->pipe_ready = 1;
+    }
+    return 1;
 }
+#endif
 
-static job *g_all_jobs[4096];
+/* ------------------------------------------------------------------ */
+/* Jobs                                                                */
+
+static const char *const propq[IM_FLOOR + 1] = { "provider=chapoly", "provider=default",
+                                                 "provider=chapoly", "provider=floor" };
+static job *g_jobs[4096];
 static int g_njobs;
 
 static void job_free(job *j)
@@ -676,76 +492,61 @@ static void job_free(job *j)
     free(j);
 }
 
+/* The EVP implementations' jobs; 0: not offered. */
+static int evp_job_init(job *j)
+{
+    const opdef *op = j->op;
+    OSSL_LIB_CTX *lc = libctx_of(j->impl);
+    const char *name = op->kind == K_CHACHA || op->kind == K_HP ? "ChaCha20"
+                       : op->flags & F_X                       ? "XChaCha20-Poly1305"
+                                                               : "ChaCha20-Poly1305";
+    uint8_t iv[24] = { 0 };
+
+    if (op->kind == K_TLS) {
+        char q[32];
+
+        snprintf(q, sizeof(q), "?%s", propq[j->impl]);
+        j->run = tls_record;
+        return j->impl != IM_FLOOR && (j->tls = tls_pair_new(lc, q, op->arg)) != NULL;
+    }
+    if (op->kind == K_POLY) {
+        j->mac = EVP_MAC_fetch(lc, "POLY1305", propq[j->impl]);
+        j->run = evp_poly;
+        return j->mac != NULL && (j->mctx = EVP_MAC_CTX_new(j->mac)) != NULL;
+    }
+    if ((j->cipher = EVP_CIPHER_fetch(lc, name, propq[j->impl])) == NULL
+        || (j->ctx = EVP_CIPHER_CTX_new()) == NULL)
+        return 0;
+    if (op->kind == K_PIPE && j->impl != IM_DEFAULT) {
+#if OPENSSL_VERSION_NUMBER >= 0x30500000L
+        j->run = evp_pipeline;
+        return j->impl != IM_FLOOR && EVP_CIPHER_can_pipeline(j->cipher, 1) == 1;
+#else
+        return 0;
+#endif
+    }
+    if (!EVP_CipherInit_ex(j->ctx, j->cipher, NULL, g_key, iv, op->kind != K_OPEN))
+        die("%s init (%s) failed", name, impl_name[j->impl]);
+    j->run = op->kind == K_PIPE ? evp_pipe_singles : op->kind == K_SEAL ? evp_seal
+             : op->kind == K_OPEN                  ? evp_open
+                                                   : evp_chacha;
+    return 1;
+}
+
 /* NULL when the implementation does not offer the operation (or is absent). */
 job *job_new(const opdef *op, int impl, bufset *b)
 {
     job *j = calloc(1, sizeof(*j));
 
-    if (j == NULL || g_njobs == (int)(sizeof(g_all_jobs) / sizeof(g_all_jobs[0])))
+    if (j == NULL || g_njobs == (int)(sizeof(g_jobs) / sizeof(g_jobs[0])))
         die("out of memory");
-    g_all_jobs[g_njobs++] = j; /* freed at exit */
-    j->op = op;
-    j->impl = impl;
-    j->b = b;
-    j->ivlen = op->x && op->kind != K_TLS && op->kind != K_STREAM ? 24 : 12;
-    j->aadlen = op->aad > 0 ? (size_t)op->aad : AAD_LEN;
-    j->seq = 1;
-
-    if ((impl == IM_FLOOR && (!g_have_floor || op->kind == K_TLS))
-        || (impl == IM_BASE && g_base_libctx == NULL))
-        goto none;
-    if (impl == IM_CHAPOLY || impl == IM_DEFAULT || impl == IM_FLOOR || impl == IM_BASE) {
-        OSSL_LIB_CTX *lc = libctx_of(impl);
-
-        if (op->kind == K_TLS) {
-            char q[32];
-
-            snprintf(q, sizeof(q), "?%s", propq_of(impl));
-            j->tls = tls_pair_new(lc, q, op->x);
-            if (j->tls == NULL)
-                goto none;
-            j->run = tls_record;
-            return j;
-        }
-        if (op->kind == K_POLY) {
-            j->mac = EVP_MAC_fetch(lc, "POLY1305", propq_of(impl));
-            if (j->mac == NULL || (j->mctx = EVP_MAC_CTX_new(j->mac)) == NULL)
-                goto none;
-            if (EVP_MAC_get0_provider(j->mac) != provider_of(impl))
-                die("POLY1305 fetched from the wrong provider");
-            j->run = evp_poly;
-            return j;
-        }
-        j->cipher = EVP_CIPHER_fetch(lc, evp_name(op), propq_of(impl));
-        if (j->cipher == NULL)
-            goto none; /* e.g. XChaCha20-Poly1305 in the default provider */
-        if (EVP_CIPHER_get0_provider(j->cipher) != provider_of(impl))
-            die("%s fetched from the wrong provider", evp_name(op));
-        if (op->kind != K_NEWCTX) {
-            uint8_t iv[24] = { 0 };
-
-            j->ctx = EVP_CIPHER_CTX_new();
-            if (j->ctx == NULL)
-                die("out of memory");
-            int enc = op->kind != K_OPEN;
-            if (!EVP_CipherInit_ex(j->ctx, j->cipher, NULL, g_key, iv, enc))
-                die("%s init (%s) failed", evp_name(op), impl_name[impl]);
-        }
-        switch (op->kind) {
-        case K_SEAL: j->run = evp_seal; break;
-        case K_OPEN: j->run = evp_open; break;
-        case K_REKEY: j->run = evp_seal_rekey; break;
-        case K_NEWCTX: j->run = evp_seal_newctx; break;
-        case K_CHACHA: j->run = evp_chacha; break;
-        case K_HP: j->run = evp_quic_hp; break;
-        case K_STREAM: j->run = evp_stream; break;
-        default: goto none;
-        }
+    g_jobs[g_njobs++] = j; /* freed by bench_cleanup */
+    *j = (job){ .op = op, .impl = impl, .b = b, .seq = 1, .ivlen = op->flags & F_X ? 24 : 12,
+                .aadlen = op->flags & F_QUIC ? QUIC_AAD_LEN : AAD_LEN };
+    if (impl == IM_BASE && g_base_libctx == NULL ? 0
+        : impl <= IM_FLOOR                      ? evp_job_init(j)
+                                                : libs_job_init(j))
         return j;
-    }
-    if ((impl == IM_BORING || impl == IM_SODIUM) && libs_job_init(j))
-        return j;
-none:
     ERR_clear_error();
     g_njobs--;
     job_free(j);
@@ -755,30 +556,24 @@ none:
 void bench_cleanup(void)
 {
     for (int i = 0; i < g_njobs; i++)
-        job_free(g_all_jobs[i]);
+        job_free(g_jobs[i]);
     for (int i = 0; i < g_nbufs; i++) {
-        free(g_all_bufs[i]->in);
-        free(g_all_bufs[i]->out - placement_bytes()); /* page_buf's own pointer */
-        free(g_all_bufs[i]->ct[0]);
-        free(g_all_bufs[i]->ct[1]);
-        free(g_all_bufs[i]);
+        free(g_bufs[i]->in);
+        free(g_bufs[i]->out - placement_bytes()); /* page_buf's own pointer */
+        free(g_bufs[i]->ct[0]);
+        free(g_bufs[i]->ct[1]);
+        free(g_bufs[i]);
     }
     g_njobs = g_nbufs = 0;
     tls_cred_free();
-    OSSL_PROVIDER_unload(g_prov_chapoly);
-    OSSL_PROVIDER_unload(g_prov_default);
-    OSSL_PROVIDER_unload(g_prov_floor);
+    for (int i = 0; i <= IM_FLOOR; i++)
+        OSSL_PROVIDER_unload(g_prov[i]);
+    OSSL_PROVIDER_unload(g_base_default);
     OSSL_LIB_CTX_free(g_libctx);
-    OSSL_PROVIDER_unload(g_prov_base);
-    OSSL_PROVIDER_unload(g_prov_base_default);
     OSSL_LIB_CTX_free(g_base_libctx);
+    memset(g_prov, 0, sizeof(g_prov));
+    g_base_default = NULL;
     g_libctx = g_base_libctx = NULL;
-    g_prov_chapoly = g_prov_default = g_prov_base = g_prov_base_default = NULL;
-    if (g_floor_dl != NULL)
-        dlclose(g_floor_dl);
-    g_prov_floor = NULL;
-    g_floor_dl = NULL;
     free(g_heap_pad); /* after the contexts it placed */
     g_heap_pad = NULL;
-    g_have_floor = 0;
 }

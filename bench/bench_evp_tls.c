@@ -12,9 +12,6 @@
 #include <openssl/params.h>
 #include <openssl/x509.h>
 
-/* ------------------------------------------------------------------ */
-/* TLS through libssl                                                  */
-
 typedef struct tls_cred {
     EVP_PKEY *key;
     X509 *cert;
@@ -23,23 +20,26 @@ typedef struct tls_cred {
 static tls_cred g_cred[2]; /* [0] the timed context's, [1] the base's */
 static int g_cred_made[2];
 
+/*
+ * A self-signed P-256 certificate. The subject is a name of our own, set
+ * as subject and issuer (OpenSSL 4.0's X509_get_subject_name is const).
+ */
 static tls_cred make_cred(OSSL_LIB_CTX *lc)
 {
     tls_cred c = { EVP_PKEY_Q_keygen(lc, NULL, "EC", "P-256"), X509_new_ex(lc, NULL) };
-    X509_NAME *nm;
+    X509_NAME *nm = X509_NAME_new();
+    int ok = c.key != NULL && c.cert != NULL && nm != NULL && X509_set_version(c.cert, 2)
+             && ASN1_INTEGER_set(X509_get_serialNumber(c.cert), 1)
+             && X509_gmtime_adj(X509_getm_notBefore(c.cert), -3600)
+             && X509_gmtime_adj(X509_getm_notAfter(c.cert), 86400)
+             && X509_set_pubkey(c.cert, c.key)
+             && X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC,
+                                           (const unsigned char *)"bench", -1, -1, 0)
+             && X509_set_subject_name(c.cert, nm) && X509_set_issuer_name(c.cert, nm)
+             && X509_sign(c.cert, c.key, EVP_sha256());
 
-    if (c.key == NULL || c.cert == NULL)
-        die("TLS key/cert allocation failed");
-    nm = X509_get_subject_name(c.cert);
-    if (!X509_set_version(c.cert, 2)
-        || !ASN1_INTEGER_set(X509_get_serialNumber(c.cert), 1)
-        || !X509_gmtime_adj(X509_getm_notBefore(c.cert), -3600)
-        || !X509_gmtime_adj(X509_getm_notAfter(c.cert), 86400)
-        || !X509_set_pubkey(c.cert, c.key)
-        || !X509_NAME_add_entry_by_txt(nm, "CN", MBSTRING_ASC, (const unsigned char *)"bench", -1,
-                                       -1, 0)
-        || !X509_set_issuer_name(c.cert, nm)
-        || !X509_sign(c.cert, c.key, EVP_sha256()))
+    X509_NAME_free(nm);
+    if (!ok)
         die("TLS self-signed certificate failed");
     return c;
 }
@@ -80,7 +80,7 @@ static tls_pair *tls_new(OSSL_LIB_CTX *lc, const tls_cred *cr, const char *propq
 {
     tls_pair *t = calloc(1, sizeof(*t));
     BIO *bc = NULL, *bs = NULL;
-    int done_c = 0, done_s = 0;
+    int done[2] = { 0, 0 };
 
     if (t == NULL)
         return NULL;
@@ -97,25 +97,16 @@ static tls_pair *tls_new(OSSL_LIB_CTX *lc, const tls_cred *cr, const char *propq
     SSL_set_bio(t->srv, bs, bs);
     SSL_set_connect_state(t->cli);
     SSL_set_accept_state(t->srv);
-    for (int round = 0; round < 64 && !(done_c && done_s); round++) {
-        if (!done_c) {
-            int r = SSL_do_handshake(t->cli);
-            if (r == 1)
-                done_c = 1;
-            else if (SSL_get_error(t->cli, r) != SSL_ERROR_WANT_READ
-                     && SSL_get_error(t->cli, r) != SSL_ERROR_WANT_WRITE)
+    for (int round = 0; round < 64 && !(done[0] && done[1]); round++)
+        for (int k = 0; k < 2; k++) {
+            SSL *ssl = k ? t->srv : t->cli;
+            int r = done[k] ? 1 : SSL_do_handshake(ssl), e = r == 1 ? 0 : SSL_get_error(ssl, r);
+
+            done[k] = r == 1;
+            if (r != 1 && e != SSL_ERROR_WANT_READ && e != SSL_ERROR_WANT_WRITE)
                 goto err;
         }
-        if (!done_s) {
-            int r = SSL_do_handshake(t->srv);
-            if (r == 1)
-                done_s = 1;
-            else if (SSL_get_error(t->srv, r) != SSL_ERROR_WANT_READ
-                     && SSL_get_error(t->srv, r) != SSL_ERROR_WANT_WRITE)
-                goto err;
-        }
-    }
-    if (!done_c || !done_s || strstr(SSL_get_cipher_name(t->cli), "CHACHA20") == NULL)
+    if (!done[0] || !done[1] || strstr(SSL_get_cipher_name(t->cli), "CHACHA20") == NULL)
         goto err;
     return t;
 err:

@@ -1,129 +1,112 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * bench_evp sweep: the "never slower" map. Every operation x size x kernel
- * level, chapoly against the default provider in the same process,
- * interleaved (bench/README.md, "The never-slower sweep").
+ * level, chapoly against the default provider (XChaCha: libsodium, else
+ * BoringSSL) in one process, interleaved, with bench_evp's jobs, output
+ * checks, calibration and samples. Each level runs in a child process (this
+ * program again) started with the level's environment (set_level_env):
+ * libcrypto reads OPENSSL_ia32cap when it loads, chapoly CHAPOLY_KERNEL
+ * when it initialises. A child whose chapoly does not run the level asked
+ * for exits 3: skipped. Each appends its rows to the CSV; the parent then
+ * makes the report from the CSV (bench_sweep_report.c).
  *
- * This file: the command line, and the parent process. libcrypto reads
- * OPENSSL_ia32cap when it loads and chapoly reads CHAPOLY_KERNEL when it
- * initialises, so each level runs in a child process (this program again,
- * with "--child LEVEL") started with that level's environment:
- *
- *   level           CHAPOLY_KERNEL   default provider (OPENSSL_ia32cap)
- *   auto            unset            unlimited (unset)
- *   avx2            avx2             :~0xC0230000 (no AVX-512: as bench_evp --avx2)
- *   avx512vl        avx512vl         :~0x10000 (AVX512F cleared: what OpenSSL itself
- *                                    does on Skylake-X, where this level is the best)
- *   avx512-noifma   avx512-noifma    :~0x200000 (IFMA cleared)
- *   avx512, neon, portable
- *                   the level        unlimited (unset)
- *
- * A child whose chapoly does not run the level asked for (the CPU lacks it)
- * exits 3 and the level is reported as skipped. Each child appends its rows
- * to the CSV; the parent then reads the CSV back for the report
- * (bench_sweep_report.c). The time budget is shared out as the run goes: a
- * level gets what is left divided by the levels still to run.
- *
- * Address layouts (--layouts): where the loader puts libcrypto, chapoly.so
- * and the heap differs from process to process (ASLR), and with it how their
- * hot code and data share the core's predictors and caches. One cell's ratio
- * moves by up to ~15 % between two processes of the same build (POLY1305 at
- * 352 B, avx2 level, AMD EPYC family 26 model 2: 0.98-1.13 in five
- * processes; within 2 % in five with ASLR off, setarch -R), so one process
- * is one sample of the layouts a program may get. The cells of a level still
- * below 1.0 after its re-measure are measured again in fresh processes (the
- * level's child again, for those cells only, bursts planned from a short
- * budget) once every level has run, a round of processes over the levels at
- * a time, so a cell's processes are minutes apart; every process's row goes
- * into the CSV, and the report judges the cell by the median over the
- * processes and shows the worst one beside it.
+ * In a level: the cells (their sizes, and beside chapoly and its baseline
+ * the floor up to FLOOR_MAX bytes, BoringSSL's one-shot seal at 16, 64 and
+ * 256 B, the base with --base); a burst length from the time budget; a
+ * first pass; then the cells whose ratio came out below --near (or, with
+ * --base, near worse than the base) once more, longer and spread over
+ * --spread seconds, and only that second figure counts.
  */
-#include "bench_sweep.h"
+#include "bench_evp.h"
 
 #include <errno.h>
-#include <math.h>
 #include <libgen.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
-#include <openssl/crypto.h>
 
 #define EXIT_LEVEL_ABSENT 3
-/* seconds for one recheck process: its start, a first pass and a re-measure spread */
-#define RECHECK_BUDGET 16.0
+#define FLOOR_MAX 1024
+#define BURSTS 2          /* bursts per sample in the first pass */
+#define WARM_DIV 4        /* a sample's warm-up: a quarter of a burst */
+#define RESERVE_FRAC 0.10 /* share of the samples the plan expects to re-measure */
+#define CALIB_BURSTS 4.0  /* output check and calibration of a sample, in bursts */
+#define MAX_SIZES 1024
+#define MAX_LEVELS 8
+#define CSV_HEADER                                                                          \
+    "level,kernel,default_limit,op,size,baseline,check,chapoly_ns,default_ns,ratio,reps,"   \
+    "spread,remeasured,ratio_first,floor_ns,chapoly_above_floor_ns,default_above_floor_ns," \
+    "boringssl_ns,base_ns,ratio_base,placement,heap_shift"
 
-struct sweep_cfg scfg;
-
-/* The operations swept unless --ops says otherwise. */
-static const char *const default_ops[] = {
-    "seal", "open", "seal-rekey", "seal-newctx", "tls13", "tls12", "stream16", "stream64",
-    "stream256", "stream1k", "chacha20", "quic-hp", "poly1305", "xseal", "xopen",
-    "quic-seal", "quic-open",
-};
-
-static const char *const default_levels[] = {
-#if defined(__x86_64__)
-    "auto", "avx2", "avx512vl", "avx512-noifma", "avx512",
-#elif defined(__aarch64__)
-    "auto", "neon",
-#else
-    "auto",
-#endif
-};
-
-static const char *const known_levels[] = {
-    "auto", "portable", "avx2", "avx512vl", "avx512-noifma", "avx512", "neon",
-};
+static struct {
+    int quick, op_on[N_OPS], nsizes, sizes_given, nlevels, reps, rereps, this_process, brief;
+    size_t sizes[MAX_SIZES];
+    const char *levels[MAX_LEVELS], *csv, *png, *report, *child;
+    double budget_s, burst_ms, near, spread_s, worse;
+} S;
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: bench_evp sweep [options]\n"
-            "  --quick           coarse size grid, ~40 s budget (the inner loop)\n"
-            "  --full            every size of the grid, ~9 min budget (default)\n"
-            "  --ops a,b,...     operations (default: the 17 of the README's table)\n"
-            "  --sizes LIST      sizes instead of the mode's grid: N, A-B (every size), A-B:STEP,\n"
-            "                    'quick' or 'full'; each operation keeps those in its range\n"
-            "  --levels a,b,...  auto, avx2, avx512vl, avx512-noifma, avx512 (x86-64), neon, portable;\n"
-            "                    default: auto and every forced level the CPU has\n"
-            "  --budget S        seconds for the whole run (default 540, --quick 40)\n"
-            "  --burst MS        burst length instead of the one the budget allows\n"
-            "  --reps N          repetitions of the first pass (default 5)\n"
-            "  --rereps N        repetitions when re-measuring (default 11)\n"
-            "  --near X          re-measure cells whose ratio is below X (default 1.02)\n"
-            "  --spread S        the re-measure's repetition r of N starts no earlier than\n"
-            "                    r / (N - 1) of S seconds after the first (default 15, --quick 0;\n"
-            "                    at most half a level's budget): the host changes speed for\n"
-            "                    seconds at a time, and every repetition within one such stretch\n"
-            "                    would judge the cell by it\n"
-            "  --csv FILE        the results (default sweep.csv)\n"
-            "  --png FILE        the heat map (default: the CSV's name with .png)\n"
-            "  --report CSV      no measuring: the report and heat map of an earlier run\n"
-            "  --this-process    measure only the level the environment sets (CHAPOLY_KERNEL,\n"
-            "                    OPENSSL_ia32cap), in this process: for OpenSSL 3.5's loader\n"
-            "  --base PATH       A/B: a second chapoly.so (or its directory), the baseline build, in a\n"
-            "                    library context of its own and interleaved with the rest; the CSV gets\n"
-            "                    base_ns and ratio_base = base ns / chapoly ns, the report the cells\n"
-            "                    below --base-worse (re-measured below it + (--near - 1))\n"
-            "  --base-worse X    what counts as worse than the base (default 0.97: 3 %% slower)\n"
-            "  --layouts N       a cell still below 1.0 after the re-measure is measured again in\n"
-            "                    N - 1 fresh processes (other address layouts; default 3, 1: no);\n"
-            "                    the report takes the median over the N processes (not with\n"
-            "                    --this-process)\n"
-            "  --layouts-below X those cells: ratio below X (default 1.0)\n"
-            "  --module PATH, --no-boringssl, --no-sodium, --placement B, --heap-shift B   as for\n"
-            "                    bench_evp (each process draws them unless given)\n");
+    fprintf(f, "usage: bench_evp sweep [options]\n"
+               "  --quick           17 sizes, 40 s budget (default: the full grid, 540 s)\n"
+               "  --ops a,b,...     operations (default: all but pipeline)\n"
+               "  --sizes LIST      N, A-B, A-B:STEP, quick or full instead of the grid; each\n"
+               "                    operation keeps those in its range\n"
+               "  --levels a,b,...  auto portable avx2 avx512vl avx512-noifma avx512 neon (default:\n"
+               "                    auto and every forced level of the architecture)\n"
+               "  --budget S        seconds for the whole run\n"
+               "  --burst MS        a fixed burst length instead of the budget's\n"
+               "  --reps N, --rereps N   repetitions of the first pass (5) and the re-measure (11)\n"
+               "  --near X          re-measure the cells below X (default 1.02)\n"
+               "  --spread S        the re-measure's repetitions spread over S seconds (default 15,\n"
+               "                    --quick 0; at most half a level's budget)\n"
+               "  --csv FILE        the results (default sweep.csv); --png FILE: the heat map\n"
+               "                    (default: the CSV's name with .png)\n"
+               "  --report CSV      no measuring: the report and heat map of an earlier run\n"
+               "  --this-process    only the level the environment sets, in this process\n"
+               "  --base PATH       A/B: a second chapoly.so in every cell: base_ns, ratio_base\n"
+               "  --base-worse X    with --base: worse than the base below X (default 0.97)\n"
+               "  --module, --no-boringssl, --no-sodium, --placement, --heap-shift: as bench_evp\n");
 }
+
+/* ------------------------------------------------------------------ */
+/* Command line                                                        */
 
 static void add_size(size_t v)
 {
-    for (int i = 0; i < scfg.nsizes; i++)
-        if (scfg.sizes[i] == v)
+    for (int i = 0; i < S.nsizes; i++)
+        if (S.sizes[i] == v)
             return;
-    if (scfg.nsizes == SWEEP_MAX_SIZES)
-        die("sweep: more than %d sizes", SWEEP_MAX_SIZES);
-    scfg.sizes[scfg.nsizes++] = v;
+    if (S.nsizes == MAX_SIZES)
+        die("sweep: more than %d sizes", MAX_SIZES);
+    S.sizes[S.nsizes++] = v;
+}
+
+/*
+ * full: every size 1-64, every 16 bytes to 1 KiB, the multiples of 64 and
+ * their neighbours to 8 KiB, powers of two to 64 KiB (494); quick: 17.
+ */
+static void add_grid(int full)
+{
+    static const size_t quick[] = { 1,    15,   16,   63,   64,   65,    255,   256,  576,
+                                    1023, 1024, 1350, 2049, 4096, 8192, 16384, 65536 };
+
+    for (size_t i = 0; !full && i < sizeof(quick) / sizeof(quick[0]); i++)
+        add_size(quick[i]);
+    for (size_t v = 1; full && v <= 64; v++)
+        add_size(v);
+    for (size_t v = 80; full && v <= 1024; v += 16)
+        add_size(v);
+    for (size_t v = 64; full && v <= 8192; v += 64) {
+        add_size(v - 1);
+        add_size(v);
+        add_size(v + 1);
+    }
+    for (size_t v = 16384; full && v <= 65536; v *= 2)
+        add_size(v);
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -133,261 +116,480 @@ static int cmp_size(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/*
- * The grids. full: every size 1-64, every 16 bytes to 1 KiB, the multiples
- * of 64 and their neighbours (+-1) to 8 KiB, powers of two to 64 KiB.
- * quick: the edges that matter most, 1 B to 64 KiB.
- */
-static void add_grid(int full)
+/* A comma-separated list: sizes (kind 0), operations (1) or levels (2). */
+static void parse_list(char *s, int kind)
 {
-    static const size_t quick[] = { 1,    15,   16,   63,   64,   65,    255,   256,  576,
-                                    1023, 1024, 1350, 2049, 4096, 8192, 16384, 65536 };
+    char *save = NULL;
 
-    if (!full) {
-        for (size_t i = 0; i < sizeof(quick) / sizeof(quick[0]); i++)
-            add_size(quick[i]);
-        return;
-    }
-    for (size_t v = 1; v <= 64; v++)
-        add_size(v);
-    for (size_t v = 80; v <= 1024; v += 16)
-        add_size(v);
-    for (size_t v = 64; v <= 8192; v += 64) {
-        add_size(v - 1);
-        add_size(v);
-        add_size(v + 1);
-    }
-    for (size_t v = 16384; v <= 65536; v *= 2)
-        add_size(v);
-}
-
-static void parse_sizes(const char *s)
-{
-    char *dup = strdup(s), *save = NULL;
-
-    scfg.nsizes = 0;
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+    for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
         unsigned long a, b, step = 1;
         char *end;
 
-        if (strcmp(t, "quick") == 0 || strcmp(t, "full") == 0) {
+        if (kind == 1 && op_named(t) == NULL)
+            die("sweep: unknown operation '%s'", t);
+        if (kind == 1)
+            S.op_on[op_named(t) - ops] = 1;
+        else if (kind == 2 && (S.nlevels == MAX_LEVELS || !set_level_env(t, 0)))
+            die("sweep: unknown level '%s' (or more than %d)", t, MAX_LEVELS);
+        else if (kind == 2)
+            S.levels[S.nlevels++] = t;
+        else if (strcmp(t, "quick") == 0 || strcmp(t, "full") == 0)
             add_grid(t[0] == 'f');
-            continue;
+        else {
+            a = b = strtoul(t, &end, 10);
+            if (*end == '-')
+                b = strtoul(end + 1, &end, 10);
+            if (*end == ':')
+                step = strtoul(end + 1, &end, 10);
+            if (*end != '\0' || a == 0 || b < a || b > (1UL << 26) || step == 0)
+                die("sweep: bad size '%s' (N, A-B or A-B:STEP)", t);
+            for (unsigned long v = a; v <= b; v += step)
+                add_size(v);
         }
-        a = strtoul(t, &end, 10);
-        b = a;
-        if (*end == '-')
-            b = strtoul(end + 1, &end, 10);
-        if (*end == ':')
-            step = strtoul(end + 1, &end, 10);
-        if (*end != '\0' || a == 0 || b < a || b > (1UL << 26) || step == 0)
-            die("sweep: bad size '%s' (N, A-B or A-B:STEP, 1..67108864)", t);
-        for (unsigned long v = a; v <= b; v += step)
-            add_size(v);
     }
-    free(dup);
-    if (scfg.nsizes == 0)
-        die("sweep: --sizes needs at least one size");
-    scfg.sizes_given = 1;
-}
-
-static void parse_ops(const char *s)
-{
-    char *dup = strdup(s), *save = NULL;
-
-    memset(scfg.op_on, 0, sizeof(scfg.op_on));
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        size_t i;
-
-        for (i = 0; i < N_OPS && strcmp(t, ops[i].name) != 0; i++)
-            ;
-        if (i == N_OPS)
-            die("sweep: unknown operation '%s' (bench_evp --help lists them)", t);
-        scfg.op_on[i] = 1;
-    }
-    free(dup);
-}
-
-static void parse_levels(const char *s)
-{
-    char *dup = strdup(s), *save = NULL; /* kept: scfg.levels points into it */
-
-    scfg.nlevels = 0;
-    for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        size_t i;
-
-        for (i = 0; i < sizeof(known_levels) / sizeof(known_levels[0]); i++)
-            if (strcmp(t, known_levels[i]) == 0)
-                break;
-        if (i == sizeof(known_levels) / sizeof(known_levels[0]))
-            die("sweep: unknown level '%s'", t);
-        if (scfg.nlevels == SWEEP_MAX_LEVELS)
-            die("sweep: at most %d levels", SWEEP_MAX_LEVELS);
-        scfg.levels[scfg.nlevels++] = t;
-    }
-    if (scfg.nlevels == 0)
-        die("sweep: --levels needs at least one level");
 }
 
 static void parse_args(int argc, char **argv)
 {
-    int full = 0, budget_given = 0, spread_given = 0;
+    int ops_given = 0, spread_given = 0;
 
-    scfg.reps = 5;
-    scfg.rereps = 11;
-    scfg.layouts = 3;
-    scfg.layout = 1;
-    scfg.recheck_below = 1.0;
-    scfg.near = 1.02;
-    scfg.base_worse = 0.97;
-    scfg.csv = "sweep.csv";
-    for (size_t i = 0; i < sizeof(default_ops) / sizeof(default_ops[0]); i++)
-        for (size_t o = 0; o < N_OPS; o++)
-            if (strcmp(ops[o].name, default_ops[i]) == 0)
-                scfg.op_on[o] = 1;
+    S.reps = 5;
+    S.rereps = 11;
+    S.near = 1.02;
+    S.worse = 0.97;
+    S.csv = "sweep.csv";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
 #define NEXT() (i + 1 < argc ? argv[++i] : (die("sweep: %s needs a value", a), ""))
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             exit(0);
-        } else if (!strcmp(a, "--quick")) {
-            scfg.quick = 1;
-        } else if (!strcmp(a, "--full")) {
-            full = 1;
-        } else if (!strcmp(a, "--ops")) {
-            parse_ops(NEXT());
-        } else if (!strcmp(a, "--sizes")) {
-            parse_sizes(NEXT());
-        } else if (!strcmp(a, "--levels")) {
-            parse_levels(NEXT());
-        } else if (!strcmp(a, "--budget")) {
-            scfg.budget_s = atof(NEXT());
-            budget_given = 1;
-        } else if (!strcmp(a, "--burst")) {
-            scfg.burst_ms = atof(NEXT());
-        } else if (!strcmp(a, "--reps")) {
-            scfg.reps = atoi(NEXT());
-        } else if (!strcmp(a, "--rereps")) {
-            scfg.rereps = atoi(NEXT());
-        } else if (!strcmp(a, "--near")) {
-            scfg.near = atof(NEXT());
-        } else if (!strcmp(a, "--spread")) {
-            scfg.spread_s = atof(NEXT());
-            spread_given = 1;
-        } else if (!strcmp(a, "--csv")) {
-            scfg.csv = NEXT();
-        } else if (!strcmp(a, "--png")) {
-            scfg.png = NEXT();
-        } else if (!strcmp(a, "--report")) {
-            scfg.report_only = NEXT();
-        } else if (!strcmp(a, "--this-process")) {
-            scfg.this_process = 1;
-        } else if (!strcmp(a, "--child")) {
-            scfg.child_level = NEXT();
-        } else if (!strcmp(a, "--brief")) {
-            scfg.brief = 1;
-        } else if (!strcmp(a, "--layouts")) {
-            scfg.layouts = atoi(NEXT());
-        } else if (!strcmp(a, "--layouts-below")) {
-            scfg.recheck_below = atof(NEXT());
-        } else if (!strcmp(a, "--recheck")) { /* internal: a recheck process's cells */
-            scfg.recheck = NEXT();
-        } else if (!strcmp(a, "--layout")) { /* internal: its number */
-            scfg.layout = atoi(NEXT());
-        } else if (!strcmp(a, "--module")) {
+        } else if (!strcmp(a, "--quick"))
+            S.quick = 1;
+        else if (!strcmp(a, "--full"))
+            S.quick = 0;
+        else if (!strcmp(a, "--ops") && (ops_given = 1))
+            parse_list(NEXT(), 1);
+        else if (!strcmp(a, "--sizes") && (S.sizes_given = 1))
+            parse_list(NEXT(), 0);
+        else if (!strcmp(a, "--levels"))
+            parse_list(NEXT(), 2);
+        else if (!strcmp(a, "--budget"))
+            S.budget_s = atof(NEXT());
+        else if (!strcmp(a, "--burst"))
+            S.burst_ms = atof(NEXT());
+        else if (!strcmp(a, "--reps"))
+            S.reps = atoi(NEXT());
+        else if (!strcmp(a, "--rereps"))
+            S.rereps = atoi(NEXT());
+        else if (!strcmp(a, "--near"))
+            S.near = atof(NEXT());
+        else if (!strcmp(a, "--spread") && (spread_given = 1))
+            S.spread_s = atof(NEXT());
+        else if (!strcmp(a, "--csv"))
+            S.csv = NEXT();
+        else if (!strcmp(a, "--png"))
+            S.png = NEXT();
+        else if (!strcmp(a, "--report"))
+            S.report = NEXT();
+        else if (!strcmp(a, "--this-process"))
+            S.this_process = 1;
+        else if (!strcmp(a, "--child")) /* internal: a level's process */
+            S.child = NEXT();
+        else if (!strcmp(a, "--brief")) /* internal: not the first level */
+            S.brief = 1;
+        else if (!strcmp(a, "--module"))
             cfg.module = NEXT();
-        } else if (!strcmp(a, "--base")) {
+        else if (!strcmp(a, "--base"))
             cfg.base = NEXT();
-        } else if (!strcmp(a, "--base-worse")) {
-            scfg.base_worse = atof(NEXT());
-        } else if (!strcmp(a, "--no-boringssl")) {
+        else if (!strcmp(a, "--base-worse"))
+            S.worse = atof(NEXT());
+        else if (!strcmp(a, "--no-boringssl"))
             cfg.no_boring = 1;
-        } else if (!strcmp(a, "--no-sodium")) {
+        else if (!strcmp(a, "--no-sodium"))
             cfg.no_sodium = 1;
-        } else if (!strcmp(a, "--placement")) {
-            parse_placement(NEXT());
-        } else if (!strcmp(a, "--heap-shift")) {
-            parse_heap_shift(NEXT());
-        } else {
+        else if (!strcmp(a, "--placement"))
+            cfg.placement = parse_offset(a, NEXT(), 64);
+        else if (!strcmp(a, "--heap-shift"))
+            cfg.heap_shift = parse_offset(a, NEXT(), 16);
+        else {
             usage(stderr);
             die("sweep: unknown option %s", a);
         }
 #undef NEXT
     }
-    if (full && scfg.quick)
-        die("sweep: --quick or --full, not both");
-    if (scfg.reps < 3 || scfg.reps > MAX_REPS || scfg.rereps < 3 || scfg.rereps > MAX_REPS)
+    if (S.reps < 3 || S.reps > MAX_REPS || S.rereps < 3 || S.rereps > MAX_REPS)
         die("sweep: --reps and --rereps must be 3..%d", MAX_REPS);
-    if (scfg.burst_ms < 0 || scfg.burst_ms > 100 || scfg.near <= 0 || scfg.base_worse <= 0)
-        die("sweep: bad --burst, --near or --base-worse");
-    if (!budget_given)
-        scfg.budget_s = scfg.quick ? 40 : 540;
-    if (!spread_given)
-        scfg.spread_s = scfg.quick ? 0 : 15;
-    if (scfg.spread_s < 0 || scfg.spread_s > 600)
-        die("sweep: --spread must be 0..600 seconds");
-    if (scfg.budget_s <= 0)
-        die("sweep: --budget must be positive");
-    if (scfg.layouts < 1 || scfg.layouts > SWEEP_MAX_LAYOUTS || scfg.layout < 1
-        || scfg.layout > scfg.layouts || scfg.recheck_below <= 0)
-        die("sweep: --layouts must be 1..%d, --layouts-below positive", SWEEP_MAX_LAYOUTS);
-    if (scfg.recheck != NULL) {
-        scfg.near = INFINITY; /* every cell of the list gets the re-measure */
-        if (!spread_given || scfg.spread_s > RECHECK_BUDGET / 3)
-            scfg.spread_s = RECHECK_BUDGET / 3;
+    if (S.burst_ms < 0 || S.burst_ms > 100 || S.near <= 0 || S.worse <= 0 || S.spread_s < 0)
+        die("sweep: bad --burst, --near, --base-worse or --spread");
+    S.budget_s = S.budget_s > 0 ? S.budget_s : S.quick ? 40 : 540;
+    S.spread_s = spread_given ? S.spread_s : S.quick ? 0 : 15;
+    for (size_t o = 0; !ops_given && o < N_OPS; o++)
+        S.op_on[o] = (ops[o].flags & F_SWEEP) != 0;
+    if (!S.sizes_given)
+        add_grid(!S.quick);
+    qsort(S.sizes, (size_t)S.nsizes, sizeof(S.sizes[0]), cmp_size);
+    if (S.nlevels == 0) {
+#if defined(__x86_64__)
+        static const char *const def[] = { "auto", "avx2", "avx512vl", "avx512-noifma", "avx512" };
+#elif defined(__aarch64__)
+        static const char *const def[] = { "auto", "neon" };
+#else
+        static const char *const def[] = { "auto" };
+#endif
+        for (size_t i = 0; i < sizeof(def) / sizeof(def[0]); i++)
+            S.levels[S.nlevels++] = def[i];
     }
-    if (!scfg.sizes_given)
-        add_grid(!scfg.quick);
-    qsort(scfg.sizes, (size_t)scfg.nsizes, sizeof(scfg.sizes[0]), cmp_size);
-    if (scfg.nlevels == 0)
-        for (size_t i = 0; i < sizeof(default_levels) / sizeof(default_levels[0]); i++)
-            scfg.levels[scfg.nlevels++] = default_levels[i];
-    if (scfg.png == NULL) {
-        const char *csv = scfg.report_only ? scfg.report_only : scfg.csv;
-        size_t n = strlen(csv);
+    if (S.png == NULL) {
+        const char *csv = S.report ? S.report : S.csv;
+        size_t n = strlen(csv) - (strlen(csv) > 4 && !strcmp(csv + strlen(csv) - 4, ".csv") ? 4 : 0);
         char *png = malloc(n + 5);
 
         if (png == NULL)
             die("out of memory");
-        memcpy(png, csv, n + 1);
-        if (n > 4 && strcmp(png + n - 4, ".csv") == 0)
-            png[n - 4] = '\0';
-        strcat(png, ".png");
-        scfg.png = png;
+        snprintf(png, n + 5, "%.*s.png", (int)n, csv);
+        S.png = png;
     }
 }
 
 /* ------------------------------------------------------------------ */
-/* The parent: one child per level                                     */
+/* One level, in this process                                          */
 
-/* The environment of a level (see the top of this file). */
-static void set_level_env(const char *level)
+/* Sizes of one operation: the grid within the operation's range. */
+static int op_sizes(const opdef *op, size_t *out)
 {
-    int ok = 1;
+    static const size_t hp[] = { 5, 16, 64 }, quic[] = { 1200, 1350, 1500 };
+    int n = 0, hp_grid = op->kind == K_HP && !S.sizes_given; /* 5 B is QUIC's */
 
-    if (strcmp(level, "auto") == 0)
-        ok = unsetenv("CHAPOLY_KERNEL") == 0;
-    else
-        ok = setenv("CHAPOLY_KERNEL", level, 1) == 0;
-    if (strcmp(level, "avx2") == 0)
-        ok = ok && setenv("OPENSSL_ia32cap", SWEEP_AVX2_IA32CAP, 1) == 0;
-    else if (strcmp(level, "avx512vl") == 0)
-        ok = ok && setenv("OPENSSL_ia32cap", SWEEP_AVX512VL_IA32CAP, 1) == 0;
-    else if (strcmp(level, "avx512-noifma") == 0)
-        ok = ok && setenv("OPENSSL_ia32cap", SWEEP_NOIFMA_IA32CAP, 1) == 0;
-    else
-        ok = ok && unsetenv("OPENSSL_ia32cap") == 0;
-    if (!ok)
-        die("sweep: cannot set the environment of level %s", level);
+    for (int i = 0; hp_grid && i < 3; i++)
+        out[n++] = hp[i];
+    for (int i = 0; !hp_grid && i < S.nsizes; i++) {
+        size_t v = S.sizes[i];
+
+        if (!(op->kind == K_TLS && v > TLS_MAX_RECORD) && !(op->kind == K_HP && v > 64)
+            && !(op->arg > 0 && op->kind == K_SEAL && v <= (size_t)op->arg)
+            && !(op->flags & F_QUIC && (v < 64 || v > 1500)))
+            out[n++] = v;
+    }
+    for (int i = 0; op->flags & F_QUIC && !S.sizes_given && i < 3; i++) {
+        int k = n; /* the common QUIC packet sizes, in order */
+
+        while (k > 0 && out[k - 1] > quic[i])
+            k--;
+        if (k == 0 || out[k - 1] != quic[i]) {
+            memmove(out + k + 1, out + k, (size_t)(n - k) * sizeof(*out));
+            out[k] = quic[i];
+            n++;
+        }
+    }
+    return n;
 }
 
-/* Runs this program again for one level; returns its exit status. */
-static int run_child(int argc, char **argv, const char *level, double budget_s, int brief,
-                     char *const *extra)
+/* Who chapoly is compared with: the default provider; for XChaCha libsodium, else BoringSSL. */
+static int baseline_of(const opdef *op)
 {
-    char budget[32];
-    char **av = calloc((size_t)argc + 12, sizeof(char *));
+    return !(op->flags & F_X) ? IM_DEFAULT
+           : g_have_sodium    ? IM_SODIUM
+           : g_have_boring    ? IM_BORING
+                              : -1;
+}
+
+static int build_sweep_cells(cell *cells, bufset *b)
+{
+    size_t sizes[MAX_SIZES + 8];
+    int ncells = 0;
+
+    for (size_t o = 0; o < N_OPS; o++) {
+        const opdef *op = &ops[o];
+        int bl = baseline_of(op), plain = op->arg == 0 && !(op->flags & ~(F_MAIN | F_SWEEP));
+        job *jobs[IM_N] = { 0 };
+
+        if (!S.op_on[o])
+            continue;
+        jobs[IM_CHAPOLY] = job_new(op, IM_CHAPOLY, b);
+        if (bl >= 0)
+            jobs[bl] = job_new(op, bl, b);
+        if (plain && (op->kind == K_SEAL || op->kind == K_OPEN || op->kind == K_CHACHA
+                      || op->kind == K_HP || op->kind == K_POLY))
+            jobs[IM_FLOOR] = job_new(op, IM_FLOOR, b);
+        if (plain && op->kind == K_SEAL && bl != IM_BORING)
+            jobs[IM_BORING] = job_new(op, IM_BORING, b);
+        if (cfg.base)
+            jobs[IM_BASE] = job_new(op, IM_BASE, b);
+        job *prep = op->kind == K_OPEN ? seal_job_for(op, b) : NULL;
+        if (jobs[IM_CHAPOLY] == NULL || bl < 0 || jobs[bl] == NULL
+            || (op->kind == K_OPEN && prep == NULL)) {
+            printf("  (skipping %s: %s)\n", op->name, jobs[IM_CHAPOLY] == NULL
+                   ? "chapoly does not offer it here" : "nothing to compare it with");
+            continue;
+        }
+        if (op->kind == K_TLS && tls_proof[op->arg == TLS1_3_VERSION] == 0) {
+            printf("  (skipping %s: its records did not go through chapoly)\n", op->name);
+            continue;
+        }
+        if (cfg.base && (jobs[IM_BASE] == NULL
+                         || (op->kind == K_TLS && tls_proof_base[op->arg == TLS1_3_VERSION] == 0))) {
+            printf("  (%s: no base column: the base does not offer it or its records did not go"
+                   " through it)\n", op->name);
+            jobs[IM_BASE] = NULL;
+        }
+        for (int s = 0, k = op_sizes(op, sizes); s < k; s++) {
+            cell *c = &cells[ncells++];
+
+            *c = (cell){ .op = op, .size = sizes[s], .prep = prep };
+            memcpy(c->jobs, jobs, sizeof(jobs));
+            if (sizes[s] > FLOOR_MAX)
+                c->jobs[IM_FLOOR] = NULL;
+            if (sizes[s] != 16 && sizes[s] != 64 && sizes[s] != 256 && bl != IM_BORING)
+                c->jobs[IM_BORING] = NULL;
+        }
+    }
+    return ncells;
+}
+
+static int count_samples(const cell *cells, int ncells)
+{
+    int n = 0;
+
+    for (int ci = 0; ci < ncells; ci++)
+        for (int im = 0; im < IM_N; im++)
+            n += cells[ci].jobs[im] != NULL && !cells[ci].broken[im];
+    return n;
+}
+
+static int g_shortened;
+
+/*
+ * reps repetitions of every cell; with a deadline (ns, 0: none) samples
+ * shorten to meet it (the messages per burst: per-message times stay
+ * comparable); with a span (ns), repetition r starts no earlier than
+ * r / (reps - 1) of it after the first, so no stretch of seconds in which
+ * the host runs slower decides a cell.
+ */
+static void run_pass(cell *cells, int ncells, bufset *b, int reps, double deadline, double span)
+{
+    double t0 = now_ns(), busy = 0;
+
+    for (int r = 0; r < reps; r++) {
+        for (double now = now_ns(); span > 0 && r > 0 && now < t0 + span * r / (reps - 1);
+             now = now_ns()) {
+            double w = t0 + span * r / (reps - 1) - now;
+            struct timespec ts = { (time_t)(w / 1e9), (long)fmod(w, 1e9) };
+
+            nanosleep(&ts, NULL);
+        }
+        if (isatty(2))
+            fprintf(stderr, "\r  repetition %d of %d ", r + 1, reps);
+        double tr = now_ns();
+        run_repetition(cells, ncells, b, r);
+        double now = now_ns(), need = (busy += now - tr) / (r + 1) * (reps - r - 1);
+        if (deadline > 0 && r + 1 < reps && need > deadline - now && g_burst_ns > 0.1e6) {
+            double f = fmax(fmax((deadline - now) / need, 0.25), 0.1e6 / g_burst_ns);
+
+            for (int ci = 0; ci < ncells; ci++)
+                for (int im = 0; im < IM_N; im++)
+                    cells[ci].iters[im] = (uint64_t)((double)cells[ci].iters[im] * f) + 1;
+            g_burst_ns *= f;
+            g_shortened = 1;
+        }
+    }
+    if (isatty(2))
+        fprintf(stderr, "\r%40s\r", "");
+}
+
+static void csv_num(FILE *f, double v, int prec)
+{
+    if (isnan(v))
+        fputc(',', f);
+    else
+        fprintf(f, ",%.*f", prec, v);
+}
+
+static void write_rows(const char *level, const char *limit, cell *cells, int ncells,
+                       const int *re, const double *first)
+{
+    FILE *f = fopen(S.csv, "a");
+
+    if (f == NULL)
+        die("sweep: cannot append to %s", S.csv);
+    for (int ci = 0; ci < ncells; ci++) {
+        const cell *c = &cells[ci];
+        int bl = baseline_of(c->op), n = re[ci] ? S.rereps : S.reps;
+        char check[300] = "";
+        double lo = INFINITY, hi = 0, ratio = rep_stat(c, bl, IM_CHAPOLY, n, 0);
+
+        for (int im = 0; im < IM_N; im++)
+            if (c->jobs[im] && c->broken[im])
+                snprintf(check + strlen(check), sizeof(check) - strlen(check), "%s%s: %s",
+                         check[0] ? "; " : "", impl_name[im], c->why[im]);
+        for (int r = 0; r < n && !isnan(ratio); r++) {
+            lo = fmin(lo, c->ns[bl][r] / c->ns[IM_CHAPOLY][r]);
+            hi = fmax(hi, c->ns[bl][r] / c->ns[IM_CHAPOLY][r]);
+        }
+        fprintf(f, "%s,%s,%s,%s,%zu,%s,%s", level, g_kernel, limit, c->op->name, c->size,
+                impl_name[bl], check[0] ? check : "ok");
+        csv_num(f, med_ns(c, IM_CHAPOLY, n), 2);
+        csv_num(f, med_ns(c, bl, n), 2);
+        csv_num(f, ratio, 4);
+        fprintf(f, ",%d", n);
+        csv_num(f, (hi - lo) / ratio, 4);
+        fprintf(f, ",%d", re[ci]);
+        csv_num(f, first[ci], 4);
+        csv_num(f, med_ns(c, IM_FLOOR, n), 2);
+        csv_num(f, rep_stat(c, IM_CHAPOLY, IM_FLOOR, n, 1), 2);
+        csv_num(f, rep_stat(c, bl, IM_FLOOR, n, 1), 2);
+        csv_num(f, bl == IM_BORING ? NAN : med_ns(c, IM_BORING, n), 2);
+        csv_num(f, med_ns(c, IM_BASE, n), 2);
+        csv_num(f, rep_stat(c, IM_BASE, IM_CHAPOLY, n, 0), 4);
+        fprintf(f, ",%d,%d\n", placement_bytes(), heap_shift_bytes());
+    }
+    fclose(f);
+}
+
+/*
+ * Burst length from the budget: each sample of the first pass costs reps x
+ * (BURSTS + warm-up) bursts and CALIB_BURSTS for its check and calibration,
+ * the re-measure reserve rereps x (4 BURSTS + warm-up) for RESERVE_FRAC of
+ * the samples; 15 % more for bursts dropped as preempted.
+ */
+static double plan_burst_ns(int samples, double budget_s, double *first_share)
+{
+    double first = samples * (S.reps * (BURSTS + 1.0 / WARM_DIV) + CALIB_BURSTS);
+    double units = first + RESERVE_FRAC * samples * S.rereps * (4 * BURSTS + 1.0 / WARM_DIV);
+    double ns = budget_s * 1e9 / (units * 1.15);
+
+    *first_share = first / units;
+    return S.burst_ms > 0 ? S.burst_ms * 1e6 : fmin(fmax(ns, 0.1e6), 2e6);
+}
+
+static int sweep_level(const char *level)
+{
+    double t0 = now_ns(), share, load[3] = { 0 };
+    const char *cap = getenv("OPENSSL_ia32cap");
+    char limit[96];
+    size_t sizes[MAX_SIZES + 8], max = 64;
+    int ncap = 0;
+
+    snprintf(limit, sizeof(limit), "%s%s", cap ? "OPENSSL_ia32cap=" : "none", cap ? cap : "");
+    shift_heap(); /* before the libraries and contexts allocate */
+    init_inputs();
+    load_comparison_libraries();
+    prove_tls_routing();
+    open_bench_libctx();
+    if (strcmp(level, "auto") != 0 && strcmp(level, g_kernel) != 0) {
+        printf("\n== level %s: not on this CPU (chapoly runs %s): skipped\n", level, g_kernel);
+        bench_cleanup();
+        return EXIT_LEVEL_ABSENT;
+    }
+    clock_warmup();
+    probe_ghz();
+    printf("\n== level %s: chapoly kernel %s; default provider %s\n", level, g_kernel,
+           cap ? limit : "unlimited");
+    if (!S.brief) { /* the first level said it, and the same program runs every level */
+        print_setup(NULL);
+        printf("  baselines  default provider; xseal/xopen: %s\n",
+               g_have_sodium ? "libsodium" : g_have_boring ? "BoringSSL (no libsodium)" : "none");
+    }
+    for (size_t o = 0; o < N_OPS; o++) {
+        int k = S.op_on[o] ? op_sizes(&ops[o], sizes) : 0;
+
+        ncap += k;
+        max = k > 0 && sizes[k - 1] > max ? sizes[k - 1] : max;
+    }
+    bufset *b = bufset_new(S.op_on[op_named("pipeline") - ops] ? (max + TAG_LEN) * (size_t)cfg.pipes
+                                                                 : max);
+    cell *cells = calloc((size_t)ncap + 1, sizeof(cell));
+    double *first = calloc((size_t)ncap + 1, sizeof(double));
+    int *re = calloc((size_t)ncap + 1, sizeof(int)), nre = 0, below = 0, worse = 0, nbroken = 0;
+    if (cells == NULL || first == NULL || re == NULL)
+        die("out of memory");
+    int ncells = build_sweep_cells(cells, b);
+
+    /* the plan; the re-measure's spread comes out of the budget (at most half) */
+    double tplan = now_ns(), avail = S.budget_s - (tplan - t0) / 1e9;
+    double spread_s = fmin(S.spread_s, avail / 2);
+    avail -= spread_s;
+    g_burst_ns = plan_burst_ns(count_samples(cells, ncells), avail, &share);
+    g_bursts = BURSTS;
+    g_warm_div = WARM_DIV;
+    check_and_calibrate(cells, ncells, b);
+    printf("  plan       %d cells, %d samples: %d repetitions x %d bursts of %.2f ms (budget %.0f s;"
+           " start %.1f s, checks and calibration %.1f s)\n", ncells, count_samples(cells, ncells),
+           S.reps, BURSTS, g_burst_ns / 1e6, S.budget_s, (tplan - t0) / 1e9,
+           (now_ns() - tplan) / 1e9);
+    print_layout();
+    fflush(stdout);
+
+    double t1 = now_ns();
+    uint64_t run0 = g_bursts_run, drop0 = g_bursts_dropped;
+    run_pass(cells, ncells, b, S.reps, S.burst_ms > 0 ? 0 : tplan + share * avail * 1e9, 0);
+    for (int ci = 0; ci < ncells; ci++) {
+        const cell *c = &cells[ci];
+
+        first[ci] = rep_stat(c, baseline_of(c->op), IM_CHAPOLY, S.reps, 0);
+        /* NAN compares false: a cell without a ratio is not measured again */
+        re[ci] = first[ci] < S.near
+                 || rep_stat(c, IM_BASE, IM_CHAPOLY, S.reps, 0) < S.worse + S.near - 1;
+        nre += re[ci];
+    }
+    printf("  pass 1     %.0f s%s; %d cells to re-measure (below %.2f%s)\n", (now_ns() - t1) / 1e9,
+           g_shortened ? ", bursts shortened to keep to the budget" : "", nre, S.near,
+           cfg.base ? ", or near worse than the base" : "");
+    g_shortened = 0;
+
+    if (nre > 0) { /* the cells near or below 1.0 again: more repetitions, longer samples */
+        cell *again = calloc((size_t)nre, sizeof(cell));
+        int k = 0, mult = 4;
+
+        if (again == NULL)
+            die("out of memory");
+        for (int ci = 0; ci < ncells; ci++)
+            if (re[ci])
+                again[k++] = cells[ci];
+        double left = S.budget_s - (now_ns() - t0) / 1e9;
+        double per = count_samples(again, nre) * S.rereps * g_burst_ns / 1e9;
+        while (mult > 1 && per * (mult * BURSTS + 1.0 / WARM_DIV) > left)
+            mult /= 2;
+        g_bursts = mult * BURSTS;
+        double t2 = now_ns();
+        run_pass(again, nre, b, S.rereps, S.burst_ms > 0 ? 0 : t0 + S.budget_s * 1e9, spread_s * 1e9);
+        for (int ci = 0, k2 = 0; ci < ncells; ci++)
+            if (re[ci]) {
+                cells[ci] = again[k2++];
+                below += rep_stat(&cells[ci], baseline_of(cells[ci].op), IM_CHAPOLY, S.rereps, 0) < 1.0;
+                worse += rep_stat(&cells[ci], IM_BASE, IM_CHAPOLY, S.rereps, 0) < S.worse;
+            }
+        printf("  pass 2     %.0f s: %d cells again, %d repetitions x %d bursts of %.2f ms%s over"
+               " %.0f s or more; %d below 1.00", (now_ns() - t2) / 1e9, nre, S.rereps, g_bursts,
+               g_burst_ns / 1e6, g_shortened ? " (shortened)" : "", spread_s, below);
+        if (cfg.base)
+            printf(", %d below %.2f vs base", worse, S.worse);
+        printf("\n");
+        free(again);
+    }
+    write_rows(level, limit, cells, ncells, re, first);
+    for (int ci = 0; ci < ncells; ci++)
+        for (int im = 0; im < IM_N; im++)
+            nbroken += cells[ci].jobs[im] != NULL && cells[ci].broken[im];
+    getloadavg(load, 3);
+    uint64_t run = g_bursts_run - run0, drop = g_bursts_dropped - drop0;
+    printf("  level      %.0f s; bursts dropped as preempted %.1f%%; load avg %.2f at end%s\n",
+           (now_ns() - t0) / 1e9, run ? 100.0 * (double)drop / (double)run : 0.0, load[0],
+           nbroken ? "; SOME OUTPUT CHECKS FAILED" : "");
+    fflush(stdout);
+    free(cells);
+    free(first);
+    free(re);
+    bench_cleanup();
+    return nbroken ? 2 : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The parent: one child process per level                             */
+
+static int run_child(int argc, char **argv, const char *level, double budget_s, int brief)
+{
+    char budget[32], **av = calloc((size_t)argc + 8, sizeof(char *));
     int n = 0, status = 0;
 
     if (av == NULL)
@@ -401,15 +603,12 @@ static int run_child(int argc, char **argv, const char *level, double budget_s, 
     av[n++] = budget;
     if (brief)
         av[n++] = "--brief";
-    for (; extra != NULL && *extra != NULL; extra++)
-        av[n++] = *extra;
-    av[n] = NULL;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0)
         die("sweep: fork failed: %s", strerror(errno));
     if (pid == 0) {
-        set_level_env(level);
+        set_level_env(level, 1);
         execv("/proc/self/exe", av);
         fprintf(stderr, "bench_evp sweep: cannot run /proc/self/exe again: %s\n", strerror(errno));
         _exit(127);
@@ -421,148 +620,62 @@ static int run_child(int argc, char **argv, const char *level, double budget_s, 
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-/* Through OpenSSL 3.5's loader /proc/self/exe is the loader: a child would not start. */
-static void refuse_loader(void)
-{
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-
-    if (n <= 0)
-        return;
-    exe[n] = '\0';
-    if (strncmp(basename(exe), "ld-", 3) == 0)
-        die("sweep: started through a loader (%s): the levels cannot be re-run; run each level"
-            " with --this-process and its environment (bench/README.md)", exe);
-}
-
-/* The level the environment sets up, for --this-process. */
-static const char *env_level(void)
-{
-    const char *k = getenv("CHAPOLY_KERNEL");
-
-    return k == NULL || *k == '\0' || strcmp(k, "best") == 0 ? "auto" : k;
-}
-
-static void print_run_header(void)
-{
-    char cpu[320];
-    double load[3] = { 0 };
-
-    cpu_model(cpu, sizeof(cpu));
-    getloadavg(load, 3);
-    printf("bench_evp sweep: chapoly vs OpenSSL's default provider, operation x size x level\n");
-    printf("  cpu        %s\n", cpu);
-    printf("  openssl    %s\n", OpenSSL_version(OPENSSL_VERSION));
-    printf("  mode       %s: %d sizes (%zu..%zu B; each operation keeps those in its range),"
-           " budget %.0f s\n", scfg.sizes_given ? "--sizes" : scfg.quick ? "quick" : "full",
-           scfg.nsizes, scfg.sizes[0], scfg.sizes[scfg.nsizes - 1], scfg.budget_s);
-    printf("  ops       ");
-    for (size_t o = 0; o < N_OPS; o++)
-        if (scfg.op_on[o])
-            printf(" %s", ops[o].name);
-    printf("\n  levels    ");
-    for (int i = 0; i < scfg.nlevels && !scfg.this_process; i++)
-        printf(" %s", scfg.levels[i]);
-    if (scfg.this_process)
-        printf(" %s (this process: CHAPOLY_KERNEL and OPENSSL_ia32cap as they are)", env_level());
-    printf("\n");
-    printf("  load avg   %.2f %.2f %.2f at start (other processes share the CPU: only the\n"
-           "             interleaved in-run ratios mean anything)\n", load[0], load[1], load[2]);
-    if (cfg.base)
-        printf("  base       %s (A/B: ratio_base = base ns / chapoly ns; worse: below %.2f)\n",
-               cfg.base, scfg.base_worse);
-    printf("  csv        %s\n", scfg.csv);
-    fflush(stdout);
-}
-
-/*
- * The cells still below scfg.recheck_below, measured again in fresh
- * processes (see the top of this file): after every level has run once, a
- * second process for each level that has such cells, then a third, and so
- * on, so a cell's processes lie minutes apart (the host changes speed for
- * minutes at a time, too). Returns the worst exit status.
- */
-static int recheck_levels(int argc, char **argv, const char *const *ran_levels, int nran)
-{
-    char *list[SWEEP_MAX_LEVELS] = { NULL }, num[16], total[16];
-    int n[SWEEP_MAX_LEVELS] = { 0 }, worst = 0, any = 0;
-
-    if (scfg.layouts < 2)
-        return 0;
-    for (int i = 0; i < nran; i++) {
-        n[i] = sweep_cells_below(scfg.csv, ran_levels[i], scfg.recheck_below, &list[i]);
-        any += n[i] > 0;
-    }
-    if (!any)
-        return 0;
-    snprintf(total, sizeof(total), "%d", scfg.layouts);
-    printf("\n== layouts: cells below %.2f measured again in %d fresh process%s each, level by"
-           " level, one round after another:\n", scfg.recheck_below, scfg.layouts - 1,
-           scfg.layouts > 2 ? "es" : "");
-    for (int i = 0; i < nran; i++)
-        if (n[i] > 0)
-            printf("  %-13s %d cell%s\n", ran_levels[i], n[i], n[i] > 1 ? "s" : "");
-    for (int k = 2; k <= scfg.layouts; k++)
-        for (int i = 0; i < nran; i++) {
-            char *extra[] = { "--recheck", list[i], "--layout", num, "--layouts", total, NULL };
-
-            if (n[i] == 0)
-                continue;
-            snprintf(num, sizeof(num), "%d", k);
-            int rc = run_child(argc, argv, ran_levels[i], RECHECK_BUDGET, 1, extra);
-            if (rc != 0 && rc != 2)
-                die("sweep: level %s, process %d failed (exit status %d)", ran_levels[i], k, rc);
-            worst = rc > worst ? rc : worst;
-        }
-    for (int i = 0; i < nran; i++)
-        free(list[i]);
-    return worst;
-}
-
 int sweep_main(int argc, char **argv)
 {
-    scfg.t_start = now_ns();
-    parse_args(argc, argv);
-    if (scfg.report_only)
-        return sweep_report(scfg.report_only, scfg.png);
-    if (scfg.child_level)
-        return sweep_level(scfg.child_level, scfg.budget_s);
-
-    FILE *f = fopen(scfg.csv, "w");
-    if (f == NULL)
-        die("sweep: cannot write %s: %s", scfg.csv, strerror(errno));
-    fprintf(f, "%s\n", SWEEP_CSV_HEADER);
-    fclose(f);
-    print_run_header();
-
+    double t0 = now_ns(), load[3] = { 0 };
+    const char *k = getenv("CHAPOLY_KERNEL");
+    const char *env_level = k == NULL || *k == '\0' || strcmp(k, "best") == 0 ? "auto" : k;
+    char exe[PATH_MAX], cpu[320];
     int worst = 0, ran = 0;
-    const char *ran_levels[SWEEP_MAX_LEVELS];
-    if (scfg.this_process) {
-        worst = sweep_level(env_level(), scfg.budget_s);
-        ran = worst != EXIT_LEVEL_ABSENT;
-    } else {
-        refuse_loader();
-        for (int i = 0; i < scfg.nlevels; i++) {
-            double left = scfg.budget_s - (now_ns() - scfg.t_start) / 1e9;
-            double share = left / (scfg.nlevels - i);
-            /* argv - 1: main's argv, whose [1] is "sweep" (main passed argv + 1) */
-            int rc = run_child(argc + 1, argv - 1, scfg.levels[i], share > 1 ? share : 1, ran > 0,
-                               NULL);
 
-            if (rc == EXIT_LEVEL_ABSENT)
-                continue;
-            ran++;
-            if (rc != 0 && rc != 2)
-                die("sweep: level %s failed (exit status %d)", scfg.levels[i], rc);
-            worst = rc > worst ? rc : worst;
-            ran_levels[ran - 1] = scfg.levels[i];
-        }
-        int rc = recheck_levels(argc + 1, argv - 1, ran_levels, ran);
+    parse_args(argc, argv);
+    if (S.report)
+        return sweep_report(S.report, S.png, S.worse);
+    if (S.child)
+        return sweep_level(S.child);
+    ssize_t n = S.this_process ? 0 : readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    if (strncmp(basename(exe), "ld-", 3) == 0) /* /proc/self/exe is a loader: no children */
+        die("sweep: started through a loader (%s): run each level with --this-process and its"
+            " environment (bench/README.md)", exe);
+    FILE *f = fopen(S.csv, "w");
+    if (f == NULL || fprintf(f, "%s\n", CSV_HEADER) < 0 || fclose(f) != 0)
+        die("sweep: cannot write %s: %s", S.csv, strerror(errno));
+    cpu_model(cpu, sizeof(cpu));
+    getloadavg(load, 3);
+    printf("bench_evp sweep: chapoly vs OpenSSL's default provider, operation x size x level\n"
+           "  cpu        %s\n  openssl    %s\n  mode       %s: %d sizes (%zu..%zu B), budget %.0f s\n"
+           "  ops       ", cpu, OpenSSL_version(OPENSSL_VERSION),
+           S.sizes_given ? "--sizes" : S.quick ? "quick" : "full", S.nsizes, S.sizes[0],
+           S.sizes[S.nsizes - 1], S.budget_s);
+    for (size_t o = 0; o < N_OPS; o++)
+        if (S.op_on[o])
+            printf(" %s", ops[o].name);
+    printf("\n  levels    ");
+    for (int i = 0; i < (S.this_process ? 1 : S.nlevels); i++)
+        printf(" %s", S.this_process ? env_level : S.levels[i]);
+    printf("%s\n  load avg   %.2f %.2f %.2f at start (only the interleaved in-run ratios mean"
+           " anything)\n  csv        %s\n", S.this_process ? " (this process)" : "", load[0],
+           load[1], load[2], S.csv);
+    if (S.this_process) {
+        worst = sweep_level(env_level);
+        ran = worst != EXIT_LEVEL_ABSENT;
+    }
+    for (int i = 0; !S.this_process && i < S.nlevels; i++) {
+        double left = S.budget_s - (now_ns() - t0) / 1e9;
+        /* argv - 1: main's argv, whose [1] is "sweep" */
+        int rc = run_child(argc + 1, argv - 1, S.levels[i], fmax(left / (S.nlevels - i), 1), ran > 0);
+
+        if (rc == EXIT_LEVEL_ABSENT)
+            continue;
+        ran++;
+        if (rc != 0 && rc != 2)
+            die("sweep: level %s failed (exit status %d)", S.levels[i], rc);
         worst = rc > worst ? rc : worst;
     }
     if (ran == 0)
         die("sweep: no level could run");
-    int rc = sweep_report(scfg.csv, scfg.png);
-    printf("total %.0f s\n", (now_ns() - scfg.t_start) / 1e9);
+    int rc = sweep_report(S.csv, S.png, S.worse);
+    printf("total %.0f s\n", (now_ns() - t0) / 1e9);
     return worst ? worst : rc;
 }
