@@ -11,8 +11,7 @@
  * shut down.
  *
  * Needs OpenSSL 3.5 (its QUIC server API). Used by test_quic (the counters
- * prove chapoly served the packets) and bench_quic (the same transfer timed
- * with and without chapoly). Nothing here checks the bytes: the caller gets
+ * prove chapoly served the packets). Nothing here checks the bytes: the caller gets
  * what arrived and compares.
  */
 #ifndef CHAPOLY_QUIC_PAIR_H
