@@ -13,7 +13,9 @@
 #     are ignored (secure_getenv).
 #  C. config mistakes (unknown key, unknown kernel level, bad stats or serve value; the
 #     same from CHAPOLY_KERNEL) go to stderr once, naming the key, and chapoly
-#     is still active; a valid config prints nothing.
+#     is still active; a valid config prints nothing. A value (or key) is
+#     quoted in at most 64 characters, its first 61 and "..." past that, and
+#     its control characters as '?': a 100 KB value makes a short line.
 #  D. buildinfo (`openssl list -providers -verbose`) names the kernel level.
 #  E. error lines printed by `openssl` carry no absolute source path.
 #
@@ -304,6 +306,60 @@ CHAPOLY_STATS=maybe seal > /dev/null 2> "$T/envs.err"
 check "CHAPOLY_STATS=maybe: reported, naming the variable" \
     lines 1 'chapoly: CHAPOLY_STATS: unrecognised value "maybe"' "$T/envs.err"
 
+# Long values: every mistake's line quotes at most 64 characters of the value
+# (of a key: 500 characters, since libcrypto drops a section with a key of
+# 1000 and never loads chapoly).
+big=$(head -c 100000 /dev/zero | tr '\0' A)
+cut="\"$(printf '%.61s' "$big")...\""
+# short FILE: FILE has a line and no line of it is longer than 256 bytes
+short() { [ -s "$1" ] && [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$1")" -le 256 ]; }
+# bigenv NAME VAR: list -providers with VAR=$big in the environment
+bigenv() {
+    env "$2=$big" "$OSSL" list -providers -provider-path "$MODS" -provider chapoly \
+        > "$T/$1.out" 2> "$T/$1.err"
+}
+bigenv bigk CHAPOLY_KERNEL
+check "CHAPOLY_KERNEL of 100 KB: chapoly active" active bigk
+check "CHAPOLY_KERNEL of 100 KB: its first 61 characters and ... quoted" lines 1 \
+    "chapoly: CHAPOLY_KERNEL: unknown kernel level $cut (known: best" "$T/bigk.err"
+check "CHAPOLY_KERNEL of 100 KB: stderr lines of at most 256 bytes ($(wc -c < "$T/bigk.err") bytes)" \
+    short "$T/bigk.err"
+bigenv bigp CHAPOLY_PATHS
+check "CHAPOLY_PATHS of 100 KB: chapoly active" active bigp
+check "CHAPOLY_PATHS of 100 KB: its first 61 characters and ... quoted" lines 1 \
+    "chapoly: CHAPOLY_PATHS $cut: a forced path" "$T/bigp.err"
+check "CHAPOLY_PATHS of 100 KB: stderr lines of at most 256 bytes ($(wc -c < "$T/bigp.err") bytes)" \
+    short "$T/bigp.err"
+CHAPOLY_STATS=$big seal > /dev/null 2> "$T/bigs.err"
+check "CHAPOLY_STATS of 100 KB: quoted short" lines 1 "chapoly: CHAPOLY_STATS: unrecognised value $cut" \
+    "$T/bigs.err"
+check "CHAPOLY_STATS of 100 KB: stderr lines of at most 256 bytes" short "$T/bigs.err"
+for kv in "kernel = $big:config key \"kernel\": unknown kernel level $cut" \
+    "paths = $big:config key \"paths\" $cut: a forced path" \
+    "stats = $big:config key \"stats\": unrecognised value $cut" \
+    "serve = $big:config key \"serve\": unrecognised value $cut" \
+    "$(printf '%.500s' "$big") = 1:unknown key $cut in config section [chapoly_sect]"; do
+    key=$(printf '%.8s' "${kv%% *}")
+    mkcnf "$T/big.cnf" "${kv%%:*}"
+    listp bigc "$T/big.cnf"
+    check "config ${key}... of 100 KB: chapoly active" active bigc
+    check "config ${key}... of 100 KB: quoted in 64 characters" lines 1 "chapoly: ${kv#*:}" "$T/bigc.err"
+    check "config ${key}... of 100 KB: stderr lines of at most 256 bytes ($(wc -c < "$T/bigc.err") bytes)" \
+        short "$T/bigc.err"
+done
+# The edge: 64 characters are quoted whole, 65 cut.
+v64=$(printf '%.64s' "$big")
+CHAPOLY_KERNEL=$v64 seal > /dev/null 2> "$T/k64.err"
+check "CHAPOLY_KERNEL of 64 characters: quoted whole" lines 1 "unknown kernel level \"$v64\" (" "$T/k64.err"
+CHAPOLY_KERNEL=${v64}B seal > /dev/null 2> "$T/k65.err"
+check "CHAPOLY_KERNEL of 65 characters: its first 61 and ..." lines 1 "unknown kernel level $cut (" \
+    "$T/k65.err"
+# Control characters: an escape sequence is not passed to the terminal.
+CHAPOLY_KERNEL=$(printf 'x\033[2J\ty') seal > /dev/null 2> "$T/kesc.err"
+check "CHAPOLY_KERNEL with ESC and TAB: quoted with ? for each" lines 1 \
+    'unknown kernel level "x?[2J?y"' "$T/kesc.err"
+check "CHAPOLY_KERNEL with ESC: no ESC byte on stderr" sh -c '! grep -q "$(printf "\033")" "$1"' _ "$T/kesc.err"
+
 # --- D. buildinfo names the kernel level ----------------------------------------
 
 # binfo: the chapoly block's "build info" line of list -providers -verbose
@@ -325,6 +381,7 @@ for lv in portable:'portable C' avx2:'AVX2 BMI2' avx512vl:'AVX-512F/VL/BW/DQ' \
     check "CHAPOLY_KERNEL=$level: buildinfo says 'kernel $level: ...$feat' ($b)" \
         eval 'case $b in *"kernel $level: "*"$feat"*) true ;; *) false ;; esac'
 done
+
 
 # --- E. no build paths in error lines -------------------------------------------
 
