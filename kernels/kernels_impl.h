@@ -306,7 +306,13 @@ enum {
     CHAPOLY_CPU_AVX512DQ = 1u << 8,
     CHAPOLY_CPU_ASIMD = 1u << 9     /* AArch64: HWCAP_ASIMD (-march=armv8-a+simd) */
 };
+/* The probe's bits, less those OPENSSL_ia32cap (read with secure_getenv) masks on x86. */
 unsigned chapoly_cpu_features(void);
+/*
+ * The CHAPOLY_CPU_* bits an OPENSSL_ia32cap value leaves (all for NULL),
+ * read as libcrypto reads it; chapoly_cpu_features ANDs them on x86.
+ */
+unsigned chapoly_cpu_ia32cap_keep(const char *env);
 
 /* Who made the CPU and which one it is (cpuid leaf 1's display family and model). */
 enum { CHAPOLY_VENDOR_OTHER, CHAPOLY_VENDOR_INTEL, CHAPOLY_VENDOR_AMD, CHAPOLY_VENDOR_HYGON };

@@ -16,7 +16,11 @@
 #     is still active; a valid config prints nothing. A value (or key) is
 #     quoted in at most 64 characters, its first 61 and "..." past that, and
 #     its control characters as '?': a 100 KB value makes a short line.
-#  D. buildinfo (`openssl list -providers -verbose`) names the kernel level.
+#  D. buildinfo (`openssl list -providers -verbose`) names the kernel level;
+#     OPENSSL_ia32cap's masks are chapoly's too: AVX2 masked gives the
+#     portable level (and the default provider serves ChaCha20-Poly1305),
+#     AVX-512 masked the avx2 level, and CHAPOLY_KERNEL=avx512 with AVX-512
+#     masked is refused with the usual warning.
 #  E. error lines printed by `openssl` carry no absolute source path.
 #
 # Environment (CTest): OPENSSL_PROGRAM, OPENSSL_MODULES, CHAPOLY_MODULE,
@@ -36,7 +40,7 @@ SEAL=${CHAPOLY_DEPLOY_SEAL:?CHAPOLY_DEPLOY_SEAL must name the deploy_seal progra
 SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${CHAPOLY_BUILD_DIR:-}
 # Every run below says what it wants; nothing is inherited from the caller.
-unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL
+unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL OPENSSL_ia32cap
 OPENSSL_CONF=/dev/null
 export OPENSSL_CONF
 
@@ -382,6 +386,42 @@ for lv in portable:'portable C' avx2:'AVX2 BMI2' avx512vl:'AVX-512F/VL/BW/DQ' \
         eval 'case $b in *"kernel $level: "*"$feat"*) true ;; *) false ;; esac'
 done
 
+# OPENSSL_ia32cap, as libcrypto reads it, masks chapoly's levels too.
+runs() { [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] && "$CHAPOLY_LEVEL_PROBE" "$1" > /dev/null; }
+has_kernel() { case $1 in *"kernel $2: "*) true ;; *) false ;; esac; }
+if runs avx2; then
+    b=$(OPENSSL_ia32cap=:~0x20 binfo)
+    check "OPENSSL_ia32cap=:~0x20 (AVX2 masked) on an AVX2 CPU: kernel portable ($b)" has_kernel "$b" portable
+    OPENSSL_ia32cap=:~0x20 bounded 30 "$OSSL" list -cipher-algorithms -provider-path "$MODS" \
+        -provider chapoly -provider default > "$T/mask.algs" 2>&1
+    check "OPENSSL_ia32cap=:~0x20: chapoly serves XChaCha20-Poly1305" grep -q 'XChaCha20-Poly1305 @ chapoly' \
+        "$T/mask.algs"
+    check "OPENSSL_ia32cap=:~0x20: chapoly leaves ChaCha20-Poly1305 to the default provider" \
+        sh -c '! grep -Eq "(^|[^X])ChaCha20-Poly1305 @ chapoly" "$1"' _ "$T/mask.algs"
+    b=$(OPENSSL_ia32cap='~0x1000000000000000:~0' binfo)
+    check "OPENSSL_ia32cap=~0x1000000000000000:~0 (AVX masked): kernel portable ($b)" has_kernel "$b" portable
+    b=$(OPENSSL_ia32cap=':~0x1' binfo)
+    check "OPENSSL_ia32cap=:~0x1 (nothing chapoly uses): kernel $BEST ($b)" has_kernel "$b" "$BEST"
+fi
+if runs avx512vl; then
+    b=$(OPENSSL_ia32cap=:~0xC0230000 binfo)
+    check "OPENSSL_ia32cap=:~0xC0230000 (AVX-512 masked) on an AVX-512 CPU: kernel avx2 ($b)" has_kernel "$b" avx2
+    b=$(OPENSSL_ia32cap=:~0x10000 binfo)
+    check "OPENSSL_ia32cap=:~0x10000 (AVX512F masked): kernel avx2 ($b)" has_kernel "$b" avx2
+    OPENSSL_ia32cap=:~0xC0230000 CHAPOLY_KERNEL=avx512 bounded 30 "$OSSL" list -providers -verbose \
+        -provider-path "$MODS" -provider chapoly > "$T/mask512.out" 2> "$T/mask512.err"
+    check "CHAPOLY_KERNEL=avx512 with AVX-512 masked: refused with the usual warning" lines 1 \
+        'chapoly: CHAPOLY_KERNEL: kernel "avx512": requested kernel level is not available on this CPU or not compiled in; using the best available (avx2)' \
+        "$T/mask512.err"
+    check "CHAPOLY_KERNEL=avx512 with AVX-512 masked: nothing else on stderr" [ "$(wc -l < "$T/mask512.err")" -eq 1 ]
+    check "CHAPOLY_KERNEL=avx512 with AVX-512 masked: falls back to avx2" \
+        grep -q 'build info: .*kernel avx2: ' "$T/mask512.out"
+fi
+if runs avx512; then
+    b=$(OPENSSL_ia32cap=:~0x200000 binfo)
+    check "OPENSSL_ia32cap=:~0x200000 (IFMA masked) on an IFMA CPU: kernel avx512-noifma ($b)" \
+        has_kernel "$b" avx512-noifma
+fi
 
 # --- E. no build paths in error lines -------------------------------------------
 
