@@ -9,7 +9,7 @@
  *   portable       nothing
  *   avx2           AVX2 (+ OS YMM state), BMI2
  *   avx512vl       avx2 + AVX-512 F, VL, BW, DQ (ymm ChaCha20, AVX2 Poly1305)
- *   avx512-noifma  the same (zmm ChaCha20, AVX2 Poly1305)
+ *   avx512-noifma  the same + zmm allowed (CHAPOLY_CPU_ZMM: zmm ChaCha20, AVX2 Poly1305)
  *   avx512         avx512vl + AVX-512 IFMA (zmm ChaCha20, IFMA Poly1305,
  *                  the stitched IFMA range; the only IFMA objects)
  *   neon           AArch64 Advanced SIMD (HWCAP_ASIMD)
@@ -148,9 +148,9 @@ static const struct level {
     /* AVX-512 cores that keep to ymm; OpenSSL's Poly1305 there is AVX2 as well */
     { &chapoly_kernels_avx512vl, NEED_AVX512, U_ONE | U_POLY, 4, CHAPOLY_SERVE_ALL, 0 },
     /* AVX-512 without IFMA: OpenSSL's Poly1305 runs zmm, this level's AVX2 */
-    { &chapoly_kernels_avx512_noifma, NEED_AVX512, U_ONE | U_PAIRS | U_POLY, 4,
+    { &chapoly_kernels_avx512_noifma, NEED_AVX512 | CHAPOLY_CPU_ZMM, U_ONE | U_PAIRS | U_POLY, 4,
       CHAPOLY_SERVE_XCHACHA | CHAPOLY_SERVE_CHACHA, 1 },
-    { &chapoly_kernels_avx512, NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA,
+    { &chapoly_kernels_avx512, NEED_AVX512 | CHAPOLY_CPU_AVX512IFMA | CHAPOLY_CPU_ZMM,
       U_ONE | U_AEAD | U_PAIRS | U_POLY | U_PVEC2, 8, CHAPOLY_SERVE_ALL, 1 },
 #endif
 #ifdef CHAPOLY_HAVE_NEON

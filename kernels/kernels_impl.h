@@ -313,9 +313,21 @@ enum {
     CHAPOLY_CPU_AVX512IFMA = 1u << 6,
     CHAPOLY_CPU_YMM_ONLY = 1u << 7, /* not an ISA: a class that keeps to ymm (cpu_profiles.c) */
     CHAPOLY_CPU_AVX512DQ = 1u << 8,
-    CHAPOLY_CPU_ASIMD = 1u << 9     /* AArch64: HWCAP_ASIMD (-march=armv8-a+simd) */
+    CHAPOLY_CPU_ASIMD = 1u << 9,    /* AArch64: HWCAP_ASIMD (-march=armv8-a+simd) */
+    /*
+     * Not an ISA flag: 512-bit registers may be used (AVX-512F and its OS
+     * state, and OPENSSL_ia32cap does not mask AVX-512F, which libcrypto
+     * reads as "no 512-bit code" while it keeps its AVX-512VL ymm code).
+     */
+    CHAPOLY_CPU_ZMM = 1u << 10
 };
+/* The probe's bits, less those OPENSSL_ia32cap (read with secure_getenv) masks on x86. */
 unsigned chapoly_cpu_features(void);
+/*
+ * The CHAPOLY_CPU_* bits an OPENSSL_ia32cap value leaves (all for NULL),
+ * read as libcrypto reads it; chapoly_cpu_features ANDs them on x86.
+ */
+unsigned chapoly_cpu_ia32cap_keep(const char *env);
 
 /* Who made the CPU and which one it is (cpuid leaf 1's display family and model). */
 enum { CHAPOLY_VENDOR_OTHER, CHAPOLY_VENDOR_INTEL, CHAPOLY_VENDOR_AMD, CHAPOLY_VENDOR_HYGON };

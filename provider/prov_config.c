@@ -57,6 +57,35 @@ static int first_time(int *flag)
     return __atomic_exchange_n(flag, 1, __ATOMIC_RELAXED) == 0;
 }
 
+/*
+ * A configured value or key as a message quotes it: at most QUOTE_MAX
+ * characters (past that its first QUOTE_MAX - 3 and "..."), so that a huge
+ * value cannot make a huge line, and bytes that are not printable ASCII as
+ * '?', so that it cannot move a terminal's cursor either.
+ */
+#define QUOTE_MAX 64
+typedef struct {
+    char text[QUOTE_MAX + 1];
+} quoted;
+
+static const char *quote(quoted *q, const char *v)
+{
+    size_t n = 0, len = v != NULL ? strnlen(v, QUOTE_MAX + 1) : 0;
+    size_t keep = len > QUOTE_MAX ? QUOTE_MAX - 3 : len;
+
+    for (; n < keep; n++) {
+        unsigned char c = (unsigned char)v[n];
+
+        q->text[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    if (len > QUOTE_MAX) {
+        memcpy(q->text + n, "...", 3);
+        n += 3;
+    }
+    q->text[n] = '\0';
+    return q->text;
+}
+
 /* 1 or 0 for OpenSSL's boolean spellings (any case), -1 for anything else. */
 static int parse_bool(const char *s)
 {
@@ -143,6 +172,7 @@ static void check_config_keys(const char *prov_name,
     const char *sname;
     STACK_OF(CONF_VALUE) *sect;
     char text[KNOWN_KEYS_SIZE];
+    quoted qk, qs;
 
     if (prov_name == NULL || __atomic_load_n(&config_checked, __ATOMIC_RELAXED))
         return;
@@ -172,7 +202,8 @@ static void check_config_keys(const char *prov_name,
                     (k < CHAPOLY_CFG_STATS && strcmp(skip_dot(cv->name), config_keys[k]) == 0);
         if (!known)
             fprintf(stderr, "chapoly: unknown key \"%s\" in config section [%s], ignored "
-                            "(known keys: %s)\n", cv->name, sname, known_keys_text(text));
+                            "(known keys: %s)\n", quote(&qk, cv->name), quote(&qs, sname),
+                    known_keys_text(text));
     }
 done:
     NCONF_free(conf);
@@ -185,13 +216,14 @@ static int stats_setting(const char *cfg)
 {
     const char *env = secure_getenv("CHAPOLY_STATS");
     int c = cfg != NULL ? parse_bool(cfg) : 0, e = env != NULL && *env ? parse_bool(env) : 0;
+    quoted q;
 
     if (c < 0 && first_time(&warned_stats_key))
         fprintf(stderr, "chapoly: config key \"stats\": unrecognised value \"%s\" (use 1/0, "
-                        "yes/no, on/off or true/false); treated as off\n", cfg);
+                        "yes/no, on/off or true/false); treated as off\n", quote(&q, cfg));
     if (e < 0 && first_time(&warned_stats_env))
         fprintf(stderr, "chapoly: CHAPOLY_STATS: unrecognised value \"%s\" (use 1/0, "
-                        "yes/no, on/off or true/false); treated as off\n", env);
+                        "yes/no, on/off or true/false); treated as off\n", quote(&q, env));
     return c == 1 || e == 1;
 }
 
@@ -227,13 +259,14 @@ static unsigned serve_setting(const char *cfg_serve, const char *cfg_kernel,
                               const chapoly_kernels *k)
 {
     const char *asked = kernel_request(cfg_kernel, NULL);
+    quoted q;
 
     if (cfg_serve != NULL) {
         if (strcasecmp(cfg_serve, "all") == 0)
             return CHAPOLY_SERVE_ALL;
         if (strcasecmp(cfg_serve, "auto") != 0 && first_time(&warned_serve))
             fprintf(stderr, "chapoly: config key \"serve\": unrecognised value \"%s\" (use all "
-                            "or auto); treated as auto\n", cfg_serve);
+                            "or auto); treated as auto\n", quote(&q, cfg_serve));
     }
     if (strcmp(asked, k->name) == 0) /* the level asked for by name, and granted */
         return CHAPOLY_SERVE_ALL;
@@ -244,13 +277,15 @@ static void report_kernel(const char *cfg_kernel, const char *warning, const cha
 {
     const char *where;
     const char *asked = kernel_request(cfg_kernel, &where);
+    quoted q;
 
     if (!chapoly_kernels_known(asked)) {
         if (first_time(&warned_kernel_unknown))
             fprintf(stderr, "chapoly: %s: unknown kernel level \"%s\" (known: "
-                            CHAPOLY_LEVELS "); using %s\n", where, asked, k->name);
+                            CHAPOLY_LEVELS "); using %s\n", where, quote(&q, asked), k->name);
     } else if (first_time(&warned_kernel_missing)) {
-        fprintf(stderr, "chapoly: %s: kernel \"%s\": %s (%s)\n", where, asked, warning, k->name);
+        fprintf(stderr, "chapoly: %s: kernel \"%s\": %s (%s)\n", where, quote(&q, asked), warning,
+                k->name);
     }
 }
 
@@ -291,6 +326,7 @@ void chapoly_config_apply(chapoly_provctx *pc, const chapoly_config *cfg)
     const char *kernel = cfg->value[CHAPOLY_CFG_KERNEL], *paths = cfg->value[CHAPOLY_CFG_PATHS];
     const char *stats_file = cfg->value[CHAPOLY_CFG_STATS_FILE];
     const char *warning = NULL, *paths_warning = NULL;
+    quoted q;
 
     chapoly_kernels_build(&pc->table, kernel, paths, &warning, &paths_warning);
     pc->k = &pc->table;
@@ -300,7 +336,8 @@ void chapoly_config_apply(chapoly_provctx *pc, const chapoly_config *cfg)
     if (paths_warning != NULL && first_time(&warned_paths))
         fprintf(stderr, "chapoly: %s \"%s\": %s\n",
                 paths != NULL && *paths ? "config key \"paths\"" : "CHAPOLY_PATHS",
-                paths != NULL && *paths ? paths : secure_getenv("CHAPOLY_PATHS"), paths_warning);
+                quote(&q, paths != NULL && *paths ? paths : secure_getenv("CHAPOLY_PATHS")),
+                paths_warning);
     chapoly_kernels_describe(pc->k, pc->paths, sizeof(pc->paths));
     pc->stats = stats_setting(cfg->value[CHAPOLY_CFG_STATS]);
     if (pc->stats && stats_file != NULL && *stats_file != '\0')

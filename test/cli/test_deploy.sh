@@ -13,8 +13,14 @@
 #     are ignored (secure_getenv).
 #  C. config mistakes (unknown key, unknown kernel level, bad stats or serve value; the
 #     same from CHAPOLY_KERNEL) go to stderr once, naming the key, and chapoly
-#     is still active; a valid config prints nothing.
-#  D. buildinfo (`openssl list -providers -verbose`) names the kernel level.
+#     is still active; a valid config prints nothing. A value (or key) is
+#     quoted in at most 64 characters, its first 61 and "..." past that, and
+#     its control characters as '?': a 100 KB value makes a short line.
+#  D. buildinfo (`openssl list -providers -verbose`) names the kernel level;
+#     OPENSSL_ia32cap's masks are chapoly's too: AVX2 masked gives the
+#     portable level (and the default provider serves ChaCha20-Poly1305),
+#     AVX-512 masked the avx2 level, and CHAPOLY_KERNEL=avx512 with AVX-512
+#     masked is refused with the usual warning.
 #  E. error lines printed by `openssl` carry no absolute source path.
 #
 # Environment (CTest): OPENSSL_PROGRAM, OPENSSL_MODULES, CHAPOLY_MODULE,
@@ -34,7 +40,7 @@ SEAL=${CHAPOLY_DEPLOY_SEAL:?CHAPOLY_DEPLOY_SEAL must name the deploy_seal progra
 SRC=${CHAPOLY_SOURCE_DIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 BUILD=${CHAPOLY_BUILD_DIR:-}
 # Every run below says what it wants; nothing is inherited from the caller.
-unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL
+unset CHAPOLY_STATS CHAPOLY_STATS_FILE CHAPOLY_KERNEL OPENSSL_ia32cap
 OPENSSL_CONF=/dev/null
 export OPENSSL_CONF
 
@@ -304,6 +310,60 @@ CHAPOLY_STATS=maybe seal > /dev/null 2> "$T/envs.err"
 check "CHAPOLY_STATS=maybe: reported, naming the variable" \
     lines 1 'chapoly: CHAPOLY_STATS: unrecognised value "maybe"' "$T/envs.err"
 
+# Long values: every mistake's line quotes at most 64 characters of the value
+# (of a key: 500 characters, since libcrypto drops a section with a key of
+# 1000 and never loads chapoly).
+big=$(head -c 100000 /dev/zero | tr '\0' A)
+cut="\"$(printf '%.61s' "$big")...\""
+# short FILE: FILE has a line and no line of it is longer than 256 bytes
+short() { [ -s "$1" ] && [ "$(awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }' "$1")" -le 256 ]; }
+# bigenv NAME VAR: list -providers with VAR=$big in the environment
+bigenv() {
+    env "$2=$big" "$OSSL" list -providers -provider-path "$MODS" -provider chapoly \
+        > "$T/$1.out" 2> "$T/$1.err"
+}
+bigenv bigk CHAPOLY_KERNEL
+check "CHAPOLY_KERNEL of 100 KB: chapoly active" active bigk
+check "CHAPOLY_KERNEL of 100 KB: its first 61 characters and ... quoted" lines 1 \
+    "chapoly: CHAPOLY_KERNEL: unknown kernel level $cut (known: best" "$T/bigk.err"
+check "CHAPOLY_KERNEL of 100 KB: stderr lines of at most 256 bytes ($(wc -c < "$T/bigk.err") bytes)" \
+    short "$T/bigk.err"
+bigenv bigp CHAPOLY_PATHS
+check "CHAPOLY_PATHS of 100 KB: chapoly active" active bigp
+check "CHAPOLY_PATHS of 100 KB: its first 61 characters and ... quoted" lines 1 \
+    "chapoly: CHAPOLY_PATHS $cut: a forced path" "$T/bigp.err"
+check "CHAPOLY_PATHS of 100 KB: stderr lines of at most 256 bytes ($(wc -c < "$T/bigp.err") bytes)" \
+    short "$T/bigp.err"
+CHAPOLY_STATS=$big seal > /dev/null 2> "$T/bigs.err"
+check "CHAPOLY_STATS of 100 KB: quoted short" lines 1 "chapoly: CHAPOLY_STATS: unrecognised value $cut" \
+    "$T/bigs.err"
+check "CHAPOLY_STATS of 100 KB: stderr lines of at most 256 bytes" short "$T/bigs.err"
+for kv in "kernel = $big:config key \"kernel\": unknown kernel level $cut" \
+    "paths = $big:config key \"paths\" $cut: a forced path" \
+    "stats = $big:config key \"stats\": unrecognised value $cut" \
+    "serve = $big:config key \"serve\": unrecognised value $cut" \
+    "$(printf '%.500s' "$big") = 1:unknown key $cut in config section [chapoly_sect]"; do
+    key=$(printf '%.8s' "${kv%% *}")
+    mkcnf "$T/big.cnf" "${kv%%:*}"
+    listp bigc "$T/big.cnf"
+    check "config ${key}... of 100 KB: chapoly active" active bigc
+    check "config ${key}... of 100 KB: quoted in 64 characters" lines 1 "chapoly: ${kv#*:}" "$T/bigc.err"
+    check "config ${key}... of 100 KB: stderr lines of at most 256 bytes ($(wc -c < "$T/bigc.err") bytes)" \
+        short "$T/bigc.err"
+done
+# The edge: 64 characters are quoted whole, 65 cut.
+v64=$(printf '%.64s' "$big")
+CHAPOLY_KERNEL=$v64 seal > /dev/null 2> "$T/k64.err"
+check "CHAPOLY_KERNEL of 64 characters: quoted whole" lines 1 "unknown kernel level \"$v64\" (" "$T/k64.err"
+CHAPOLY_KERNEL=${v64}B seal > /dev/null 2> "$T/k65.err"
+check "CHAPOLY_KERNEL of 65 characters: its first 61 and ..." lines 1 "unknown kernel level $cut (" \
+    "$T/k65.err"
+# Control characters: an escape sequence is not passed to the terminal.
+CHAPOLY_KERNEL=$(printf 'x\033[2J\ty') seal > /dev/null 2> "$T/kesc.err"
+check "CHAPOLY_KERNEL with ESC and TAB: quoted with ? for each" lines 1 \
+    'unknown kernel level "x?[2J?y"' "$T/kesc.err"
+check "CHAPOLY_KERNEL with ESC: no ESC byte on stderr" sh -c '! grep -q "$(printf "\033")" "$1"' _ "$T/kesc.err"
+
 # --- D. buildinfo names the kernel level ----------------------------------------
 
 # binfo: the chapoly block's "build info" line of list -providers -verbose
@@ -325,6 +385,43 @@ for lv in portable:'portable C' avx2:'AVX2 BMI2' avx512vl:'AVX-512F/VL/BW/DQ' \
     check "CHAPOLY_KERNEL=$level: buildinfo says 'kernel $level: ...$feat' ($b)" \
         eval 'case $b in *"kernel $level: "*"$feat"*) true ;; *) false ;; esac'
 done
+
+# OPENSSL_ia32cap, as libcrypto reads it, masks chapoly's levels too.
+runs() { [ -n "${CHAPOLY_LEVEL_PROBE:-}" ] && "$CHAPOLY_LEVEL_PROBE" "$1" > /dev/null; }
+has_kernel() { case $1 in *"kernel $2: "*) true ;; *) false ;; esac; }
+if runs avx2; then
+    b=$(OPENSSL_ia32cap=:~0x20 binfo)
+    check "OPENSSL_ia32cap=:~0x20 (AVX2 masked) on an AVX2 CPU: kernel portable ($b)" has_kernel "$b" portable
+    OPENSSL_ia32cap=:~0x20 bounded 30 "$OSSL" list -cipher-algorithms -provider-path "$MODS" \
+        -provider chapoly -provider default > "$T/mask.algs" 2>&1
+    check "OPENSSL_ia32cap=:~0x20: chapoly serves XChaCha20-Poly1305" grep -q 'XChaCha20-Poly1305 @ chapoly' \
+        "$T/mask.algs"
+    check "OPENSSL_ia32cap=:~0x20: chapoly leaves ChaCha20-Poly1305 to the default provider" \
+        sh -c '! grep -Eq "(^|[^X])ChaCha20-Poly1305 @ chapoly" "$1"' _ "$T/mask.algs"
+    b=$(OPENSSL_ia32cap='~0x1000000000000000:~0' binfo)
+    check "OPENSSL_ia32cap=~0x1000000000000000:~0 (AVX masked): kernel portable ($b)" has_kernel "$b" portable
+    b=$(OPENSSL_ia32cap=':~0x1' binfo)
+    check "OPENSSL_ia32cap=:~0x1 (nothing chapoly uses): kernel $BEST ($b)" has_kernel "$b" "$BEST"
+fi
+if runs avx512vl; then
+    b=$(OPENSSL_ia32cap=:~0xC0230000 binfo)
+    check "OPENSSL_ia32cap=:~0xC0230000 (AVX-512 masked) on an AVX-512 CPU: kernel avx2 ($b)" has_kernel "$b" avx2
+    b=$(OPENSSL_ia32cap=:~0x10000 binfo)
+    check "OPENSSL_ia32cap=:~0x10000 (AVX512F masked: no zmm code): kernel avx512vl ($b)" has_kernel "$b" avx512vl
+    OPENSSL_ia32cap=:~0xC0230000 CHAPOLY_KERNEL=avx512 bounded 30 "$OSSL" list -providers -verbose \
+        -provider-path "$MODS" -provider chapoly > "$T/mask512.out" 2> "$T/mask512.err"
+    check "CHAPOLY_KERNEL=avx512 with AVX-512 masked: refused with the usual warning" lines 1 \
+        'chapoly: CHAPOLY_KERNEL: kernel "avx512": requested kernel level is not available on this CPU or not compiled in; using the best available (avx2)' \
+        "$T/mask512.err"
+    check "CHAPOLY_KERNEL=avx512 with AVX-512 masked: nothing else on stderr" [ "$(wc -l < "$T/mask512.err")" -eq 1 ]
+    check "CHAPOLY_KERNEL=avx512 with AVX-512 masked: falls back to avx2" \
+        grep -q 'build info: .*kernel avx2: ' "$T/mask512.out"
+fi
+if runs avx512; then
+    b=$(OPENSSL_ia32cap=:~0x200000 binfo)
+    check "OPENSSL_ia32cap=:~0x200000 (IFMA masked) on an IFMA CPU: kernel avx512-noifma ($b)" \
+        has_kernel "$b" avx512-noifma
+fi
 
 # --- E. no build paths in error lines -------------------------------------------
 

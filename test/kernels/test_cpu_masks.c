@@ -18,12 +18,15 @@
  *  - chapoly_kernels_by_name gives the table exactly when the CPU has it;
  * then that chapoly_kernels_best_for picks the intended table for each CPU
  * class, and that the probe agrees with __builtin_cpu_supports (x86) or
- * getauxval(AT_HWCAP) (AArch64).
+ * getauxval(AT_HWCAP) (AArch64), less what OPENSSL_ia32cap masks: its
+ * values read as libcrypto reads them (chapoly_cpu_ia32cap_keep), and on
+ * x86 the probe and the level picked under :~0x20 and :~0xC0230000.
  * The last line is "N passed, N failed"; exit status 0 iff none failed.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include "kernels_impl.h"
 #include "chapoly_level_flags.h"
@@ -249,9 +252,13 @@ static void check_level(const char *name)
     check((bits & ~req) == 0,
           "%s: objects built for bits %#x the required mask %#x lacks (objects: %s)", name,
           bits & ~req, req, used);
-    check((req & ~bits) == 0,
+    check((req & ~bits & ~CHAPOLY_CPU_ZMM) == 0,
           "%s: the required mask %#x has bits %#x none of its objects is built for (objects: %s)",
-          name, req, req & ~bits, used);
+          name, req, req & ~bits & ~CHAPOLY_CPU_ZMM, used);
+    /* 512-bit registers: the zmm levels need them allowed, no other does */
+    check(!(req & CHAPOLY_CPU_ZMM) == !(strcmp(name, "avx512") == 0 ||
+                                        strcmp(name, "avx512-noifma") == 0),
+          "%s: requires zmm %s", name, (req & CHAPOLY_CPU_ZMM) ? "yes" : "no");
     check(byname == NULL || strcmp(byname->name, k->name) == 0,
           "%s: by_name gives another level's table (%s)", name, byname != NULL ? byname->name : "");
     check((byname != NULL) == ((f & req) == req),
@@ -307,20 +314,131 @@ static void check_best(const char *what, unsigned features, const char *want, un
           k->name, chapoly_kernels_serves(k), serves);
 }
 
+/*
+ * OPENSSL_ia32cap values and the CHAPOLY_CPU_* bits they leave, as libcrypto
+ * reads them (LV0 = CPUID.1 EDX:ECX, LV1 = CPUID.7.0 EBX:ECX).
+ */
+#define X_AVX2 CHAPOLY_CPU_AVX2
+#define X_BMI2 CHAPOLY_CPU_BMI2
+#define X_512 (CHAPOLY_CPU_ZMM | CHAPOLY_CPU_AVX512VL | CHAPOLY_CPU_AVX512BW | \
+               CHAPOLY_CPU_AVX512DQ | CHAPOLY_CPU_AVX512IFMA)
+#define X_ALL (X_AVX2 | X_BMI2 | X_512)
+static const struct ia32cap_case {
+    const char *env;
+    unsigned cleared; /* of X_ALL */
+} ia32cap_cases[] = {
+    { ":~0x20", X_AVX2 },                       /* AVX2 */
+    { ":~0xC0230000", X_512 },                  /* every AVX-512 bit chapoly uses */
+    { ":~0x10000", CHAPOLY_CPU_ZMM },           /* F: no zmm code, as libcrypto reads it */
+    { ":~0x20000", CHAPOLY_CPU_AVX512DQ },      /* DQ */
+    { ":~0x200000", CHAPOLY_CPU_AVX512IFMA },   /* IFMA */
+    { ":~0x40000000", CHAPOLY_CPU_AVX512BW },   /* BW */
+    { ":~0x80000000", CHAPOLY_CPU_AVX512VL },   /* VL */
+    { ":~0x100", X_BMI2 },                      /* BMI2 */
+    { ":~0x1", 0 },                             /* FSGSBASE: nothing chapoly uses */
+    { ":~0", 0 },
+    { ":", X_ALL },                             /* an empty LV1 clears it */
+    { "~0", X_ALL },                            /* no LV1 at all: cleared too */
+    { "~0:~0", 0 },
+    { "~0::0", 0 },                             /* LV2 (3.5's vectors) alone */
+    { "::0", 0 },
+    { "", X_ALL },                              /* LV0 = 0 (no AVX), no LV1 */
+    { "~0x1000000000000000:~0", X_AVX2 | CHAPOLY_CPU_ZMM }, /* AVX: no AVX level */
+    { "~0x800000000000000:~0", X_AVX2 | CHAPOLY_CPU_ZMM },  /* OSXSAVE */
+    { "~0x1000000:~0", X_AVX2 | CHAPOLY_CPU_ZMM },  /* FXSR: libcrypto clears AVX too */
+    { "0x1800000000000000:~0", 0 },             /* plain LV0 with OSXSAVE and AVX */
+    { "0x0800000000000000:~0", X_AVX2 | CHAPOLY_CPU_ZMM }, /* plain LV0 without AVX */
+    { ":0xC0230120", 0 },                       /* plain LV1: every bit chapoly uses */
+    { ":0xC0230100", X_AVX2 },
+    { ":0x20", X_BMI2 | X_512 },
+    { ":~0X20", X_AVX2 },                       /* 0X */
+    { ":~040", X_AVX2 },                        /* octal */
+    { ":~32", X_AVX2 },                         /* decimal */
+    { ":~0x20zz", X_AVX2 },                     /* stops at the first non-digit */
+    { ":~0x8", 0 },                             /* BMI1: nothing chapoly uses */
+    { ":~08", 0 },                              /* octal stops at 8: the value is 0 */
+    { ":~0x10000000000000020", X_AVX2 },        /* 64 bits, wrapping as libcrypto's */
+    { ":~0x20:~0", X_AVX2 },                    /* later vectors change nothing */
+};
+
+static void check_ia32cap(void)
+{
+    check(chapoly_cpu_ia32cap_keep(NULL) == ~0u, "OPENSSL_ia32cap unset keeps every bit");
+    for (size_t i = 0; i < sizeof(ia32cap_cases) / sizeof(ia32cap_cases[0]); i++) {
+        const struct ia32cap_case *c = &ia32cap_cases[i];
+        unsigned keep = chapoly_cpu_ia32cap_keep(c->env);
+
+        check((~keep & X_ALL) == c->cleared, "OPENSSL_ia32cap=%s clears %#x, want %#x", c->env,
+              ~keep & X_ALL, c->cleared);
+        check((keep & (CHAPOLY_CPU_YMM_ONLY | CHAPOLY_CPU_ASIMD | CHAPOLY_CPU_AVX512F)) ==
+                  (CHAPOLY_CPU_YMM_ONLY | CHAPOLY_CPU_ASIMD | CHAPOLY_CPU_AVX512F),
+              "OPENSSL_ia32cap=%s clears a bit that is no x86 ISA flag", c->env);
+    }
+}
+
+/*
+ * The probe itself under OPENSSL_ia32cap (x86): AVX2 masked gives the
+ * portable level on an AVX2 CPU, every AVX-512 bit masked gives avx2 on an
+ * AVX-512 one. Runs last: the environment is restored after, but
+ * chapoly_kernels_by_name keeps what it read first.
+ */
+static void check_probe_masked(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    const char *saved = getenv("OPENSSL_ia32cap");
+    char keep[256] = "";
+    unsigned avx2 = 0, f, m;
+
+    if (saved != NULL)
+        snprintf(keep, sizeof(keep), "%s", saved);
+    unsetenv("OPENSSL_ia32cap");
+    f = chapoly_cpu_features(); /* the CPU's own */
+    chapoly_kernels_required("avx2", &avx2);
+    setenv("OPENSSL_ia32cap", ":~0x20", 1);
+    m = chapoly_cpu_features();
+    check(m == (f & ~CHAPOLY_CPU_AVX2), "probe under :~0x20 is %#x, want %#x", m,
+          f & ~CHAPOLY_CPU_AVX2);
+    check(strcmp(chapoly_kernels_best_for(m)->name, "portable") == 0,
+          "level under :~0x20 is %s, not portable", chapoly_kernels_best_for(m)->name);
+    setenv("OPENSSL_ia32cap", ":~0xC0230000", 1);
+    m = chapoly_cpu_features();
+    check(m == (f & ~X_512), "probe under :~0xC0230000 is %#x, want %#x", m, f & ~X_512);
+    if (avx2 != 0 && (f & avx2) == avx2)
+        check(strcmp(chapoly_kernels_best_for(m)->name, "avx2") == 0,
+              "level under :~0xC0230000 on an AVX2 CPU is %s, not avx2",
+              chapoly_kernels_best_for(m)->name);
+    printf("OPENSSL_ia32cap=:~0x20 -> %s, :~0xC0230000 -> %s\n",
+           chapoly_kernels_best_for(f & ~CHAPOLY_CPU_AVX2)->name,
+           chapoly_kernels_best_for(m)->name);
+    if (saved != NULL)
+        setenv("OPENSSL_ia32cap", keep, 1);
+    else
+        unsetenv("OPENSSL_ia32cap");
+#endif
+}
+
 int main(void)
 {
     unsigned f = chapoly_cpu_features(), req;
+    unsigned keep = chapoly_cpu_ia32cap_keep(getenv("OPENSSL_ia32cap"));
 
     __builtin_cpu_init();
     printf("CPU features %#06x\n", f);
+    if (getenv("OPENSSL_ia32cap") != NULL)
+        printf("OPENSSL_ia32cap=%s: chapoly keeps %#x\n", getenv("OPENSSL_ia32cap"), keep);
 
     /*
      * The probe never reports a feature the compiler's check denies, and
      * reports each one the compiler's check finds once it looks at all
-     * (AVX-512 extensions: once AVX-512F and its OS state are there).
+     * (AVX-512 extensions: once AVX-512F and its OS state are there), less
+     * what OPENSSL_ia32cap masks (x86).
      */
     for (size_t i = 0; i < NISA; i++) {
         int probe = (f & isa[i].bit) != 0, cc = isa[i].has() != 0;
+
+#if defined(__x86_64__) || defined(__i386__)
+        cc = cc && (keep & isa[i].bit) != 0;
+#endif
         int looked = isa[i].base == 0 ? f != 0 : (f & isa[i].base) != 0;
 
         check(!probe || cc, "probe reports %s, __builtin_cpu_supports does not", isa[i].flag + 2);
@@ -338,6 +456,7 @@ int main(void)
 
     /* Each table is what some CPU class gets (dispatch.c, level_avx512.c, level_avx512vl.c). */
     unsigned avx2 = 0, avx512 = 0, ifma = CHAPOLY_CPU_AVX512IFMA, skx = CHAPOLY_CPU_YMM_ONLY;
+    unsigned zmm = CHAPOLY_CPU_ZMM;
 
     chapoly_kernels_required("avx2", &avx2);
     chapoly_kernels_required("avx512vl", &avx512);
@@ -348,15 +467,18 @@ int main(void)
     check_best("no SIMD", 0, "portable", xchacha);
     check_best("AVX2 only", avx2, "avx2", all);
     check_best("AVX2 + IFMA bit alone", avx2 | ifma, "avx2", all);
-    check_best("Skylake-X/Cascade Lake", avx512 | skx, "avx512vl", all);
-    check_best("model 0x55 with IFMA", avx512 | ifma | skx, "avx512vl", all);
-    check_best("AVX-512 without IFMA", avx512, "avx512-noifma", no_mac);
-    check_best("AVX-512 with IFMA", avx512 | ifma, "avx512", all);
+    check_best("Skylake-X/Cascade Lake", avx512 | zmm | skx, "avx512vl", all);
+    check_best("model 0x55 with IFMA", avx512 | ifma | zmm | skx, "avx512vl", all);
+    check_best("AVX-512 without IFMA", avx512 | zmm, "avx512-noifma", no_mac);
+    check_best("AVX-512 with IFMA", avx512 | ifma | zmm, "avx512", all);
+    check_best("AVX-512 with IFMA, zmm masked (OPENSSL_ia32cap)", avx512 | ifma, "avx512vl", all);
     check_best("AArch64 with ASIMD", CHAPOLY_CPU_ASIMD, "neon", all);
     check(chapoly_kernels_serves(NULL) == xchacha, "no table serves XChaCha20-Poly1305 only");
     check(strcmp(chapoly_kernels_best()->name, chapoly_kernels_best_for(f)->name) == 0,
           "best() is not best_for(CPU)");
     printf("best here: %s\n", chapoly_kernels_best()->name);
+    check_ia32cap();
+    check_probe_masked();
     printf("%lu passed, %lu failed\n", n_pass, n_fail);
     return n_fail == 0 ? 0 : 1;
 }

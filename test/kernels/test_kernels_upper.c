@@ -24,8 +24,9 @@
  * glibc's EVEX string functions use xmm16-31 on purpose (no vzeroupper
  * needed), so a kernel calling memcpy/memset (chapoly_wipe does) would look
  * dirty in zmm16-31 through no fault of its own. This program therefore
- * defines memcpy/memmove/memset with rep movsb/stosb, which touch no vector
- * register; the statically linked kernels bind to these. Under
+ * defines memcpy/memmove/memset (and their _FORTIFY_SOURCE forms) with rep
+ * movsb/stosb, which touch no vector register; the statically linked
+ * kernels bind to these. Under
  * AddressSanitizer (which intercepts those functions) the zmm16-31 check is
  * skipped instead.
  */
@@ -110,6 +111,37 @@ void *memset(void *dst, int c, size_t n)
     void *d = dst;
     __asm__ volatile("rep stosb" : "+D"(d), "+c"(n) : "a"(c) : "memory");
     return dst;
+}
+
+/*
+ * _FORTIFY_SOURCE (the module's hardening flags, cmake/hardening.cmake)
+ * turns a copy into a bounded object into glibc's __memcpy_chk & co., whose
+ * EVEX forms use xmm16-31 too: the same replacements, with glibc's check
+ * (abort when the object is smaller than the copy).
+ */
+void *__memcpy_chk(void *dst, const void *src, size_t n, size_t dstlen);
+void *__memmove_chk(void *dst, const void *src, size_t n, size_t dstlen);
+void *__memset_chk(void *dst, int c, size_t n, size_t dstlen);
+
+void *__memcpy_chk(void *dst, const void *src, size_t n, size_t dstlen)
+{
+    if (dstlen < n)
+        abort();
+    return memcpy(dst, src, n);
+}
+
+void *__memmove_chk(void *dst, const void *src, size_t n, size_t dstlen)
+{
+    if (dstlen < n)
+        abort();
+    return memmove(dst, src, n);
+}
+
+void *__memset_chk(void *dst, int c, size_t n, size_t dstlen)
+{
+    if (dstlen < n)
+        abort();
+    return memset(dst, c, n);
 }
 #define UP_INTERPOSED 1
 #else

@@ -11,7 +11,10 @@
 #          CHANGELOG, LICENSE, copyright and the example config under
 #          /usr/share/doc/chapoly, docs/*.md and the pipeline example under
 #          its docs/; the example as /usr/share/chapoly/chapoly.cnf),
-#          nothing under /etc, no maintainer scripts or conffiles.
+#          nothing under /etc, no maintainer scripts or conffiles; the
+#          module built with Debian's hardening flags (CHAPOLY_HARDENING:
+#          BIND_NOW, GNU_RELRO, no executable stack, __stack_chk_fail and
+#          fortified __*_chk functions imported).
 # install  (root, dpkg, the openssl command's own module directory) installs
 #          that .deb with dpkg -i, checks that chapoly loads from the system's
 #          module directory through the example config and through the two
@@ -26,7 +29,8 @@
 # CHAPOLY_PROJECT_VERSION, CHAPOLY_DEB_ARCH, CHAPOLY_MODULES_DIR,
 # CHAPOLY_DEFAULT_MODULES_DIR (libcrypto's, from pkg-config), CHAPOLY_DEB_SHLIBDEPS
 # (ON: Depends computed by dpkg-shlibdeps), CHAPOLY_CPACK,
-# CHAPOLY_READELF, OPENSSL_PROGRAM (install), CHAPOLY_LEVEL_PROBE (install).
+# CHAPOLY_READELF, CHAPOLY_HARDENING, CHAPOLY_HARDENING_FLAGS, OPENSSL_PROGRAM (install),
+# CHAPOLY_LEVEL_PROBE (install).
 # Prints "N passed, N failed".
 set -u
 mode=${1:?usage: test_package.sh deb|install}
@@ -140,6 +144,22 @@ if [ "$mode" = deb ]; then
         check "module stripped: no .debug sections" sh -c '! grep -q "\.debug_" "$1"' _ "$T/sections"
         check "module exports OSSL_provider_init" sh -c '"$1" --dyn-syms -W "$2" | grep -q " OSSL_provider_init$"' \
             _ "$RE" "$mod"
+        # Debian's hardening flags (cmake/hardening.cmake, dpkg-buildflags
+        # hardening=+all), read from the module itself.
+        check "built with CHAPOLY_HARDENING=ON (${CHAPOLY_HARDENING:-unset}: ${CHAPOLY_HARDENING_FLAGS:-})" \
+            [ "${CHAPOLY_HARDENING:-}" = ON ]
+        "$RE" -d -W "$mod" > "$T/dynamic" 2>&1
+        "$RE" -l -W "$mod" > "$T/segments" 2>&1
+        "$RE" --dyn-syms -W "$mod" > "$T/dynsyms" 2>&1
+        check "hardening: BIND_NOW (dynamic FLAGS BIND_NOW or FLAGS_1 NOW)" \
+            grep -Eq '\(FLAGS\) +.*BIND_NOW|\(FLAGS_1\) +Flags:.* NOW' "$T/dynamic"
+        check "hardening: a GNU_RELRO segment" grep -Eq '^ *GNU_RELRO ' "$T/segments"
+        check "hardening: no executable stack (GNU_STACK RW)" grep -Eq '^ *GNU_STACK .* RW +0x' "$T/segments"
+        check "hardening: stack protector (__stack_chk_fail imported)" \
+            grep -Eq ' UND __stack_chk_fail(@|$)' "$T/dynsyms"
+        check "hardening: _FORTIFY_SOURCE (checked libc functions imported: $(grep -Eo ' UND __[a-z0-9_]+_chk' "$T/dynsyms" |
+            sed 's/ UND //' | grep -v '^__stack_chk' | tr '\n' ' '))" \
+            sh -c 'grep -Eo " UND __[a-z0-9_]+_chk" "$1" | grep -vq "__stack_chk"' _ "$T/dynsyms"
     else
         bad "no module in the package, or no readelf ($RE)"
     fi
