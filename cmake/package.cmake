@@ -103,15 +103,13 @@ if(NOT CPACK_DEBIAN_PACKAGE_ARCHITECTURE)
   endif()
 endif()
 
-# Depends: computed by dpkg-shlibdeps from the module's own imports (libc6
-# and libssl3 with their minimum versions, from the libraries' symbols files),
-# as a Debian package build does. A cross tree gets the target's answer: cpack
-# runs dpkg-shlibdeps with DEB_HOST_ARCH set, so it reads the target's symbols
-# files (libssl3:arm64's, installed with the libssl-dev:arm64 the tree builds
-# against) and runs the target's objdump. Without dpkg-shlibdeps (dpkg-dev) or
-# file: the package that holds the libcrypto the module links (libssl3 on
-# Debian 12, libssl3t64 on 13; dpkg -S) at 3.0.0 or later, where every OpenSSL
-# symbol the module imports comes from.
+# Depends: computed by dpkg-shlibdeps from the module's own imports, as a
+# Debian package build does: libc6 alone, with its minimum version from the
+# symbols files (the module links no libcrypto: one package serves OpenSSL
+# 3.0 to 4.0, libssl3, libssl3t64 and libssl4 alike). A cross tree gets the
+# target's answer: cpack runs dpkg-shlibdeps with DEB_HOST_ARCH set, so it
+# reads the target's symbols files and runs the target's objdump. Without
+# dpkg-shlibdeps (dpkg-dev) or file: libc6 with no version.
 find_program(CHAPOLY_DPKG_SHLIBDEPS dpkg-shlibdeps)
 find_program(CHAPOLY_FILE_PROGRAM file)
 mark_as_advanced(CHAPOLY_DPKG_SHLIBDEPS CHAPOLY_FILE_PROGRAM)
@@ -127,19 +125,7 @@ set(ENV{DEB_HOST_ARCH} \"@CPACK_DEBIAN_PACKAGE_ARCHITECTURE@\")
     set(CPACK_PROJECT_CONFIG_FILE "${CMAKE_BINARY_DIR}/package/cpack-cross.cmake")
   endif()
 else()
-  set(_ssl_pkg "")
-  if(OPENSSL_CRYPTO_LIBRARY)
-    get_filename_component(_crypto_real "${OPENSSL_CRYPTO_LIBRARY}" REALPATH)
-    execute_process(COMMAND dpkg-query -S "${_crypto_real}" OUTPUT_VARIABLE _owner
-                    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _rc)
-    if(_rc EQUAL 0 AND _owner MATCHES "^([a-z0-9][a-z0-9.+-]*)(:[a-z0-9-]+)?: ")
-      set(_ssl_pkg "${CMAKE_MATCH_1}")
-    endif()
-  endif()
-  if(NOT _ssl_pkg)
-    set(_ssl_pkg libssl3) # not a Debian libcrypto (a private prefix): Debian 12's name
-  endif()
-  set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_ssl_pkg} (>= 3.0.0)")
+  set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6")
   message(STATUS "chapoly: dpkg-shlibdeps or file not found (apt-get install dpkg-dev file): "
                  "the Debian package will depend on ${CPACK_DEBIAN_PACKAGE_DEPENDS} alone")
 endif()
@@ -155,6 +141,7 @@ set(CPACK_PACKAGE_DESCRIPTION
 NEON kernels for ChaCha20-Poly1305, XChaCha20-Poly1305, ChaCha20 and the
 POLY1305 MAC. Loaded through openssl.cnf, it serves existing applications
 (the openssl command, TLS 1.2 and 1.3 through libssl) without changes.
+One module serves OpenSSL 3.0 to 4.0: it links no libcrypto.
 The package installs the module into OpenSSL's module directory and never
 edits the system's openssl.cnf: /usr/share/doc/chapoly/docs/packaging.md says
 how to enable it.")

@@ -8,10 +8,17 @@
 
 #include <stdint.h>
 #include <string.h>
+/*
+ * OpenSSL's headers give the types, names and numbers; no function of
+ * libcrypto is called (the module links none): the core's dispatch table
+ * serves memory, cleanse and errors (prov_core.c), and OSSL_PARAM arrays are
+ * read and written by params.c.
+ */
 #include <openssl/core.h>
-#include <openssl/crypto.h>
 #include <openssl/core_dispatch.h>
+#include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/params.h>
 #include <openssl/proverr.h>
 #include "kernels.h"
 
@@ -64,6 +71,13 @@ enum { CHAPOLY_CONFIG_KEYS(CHAPOLY_CFG_ENUM_) CHAPOLY_NCONFIG };
 /* One per OSSL_LIB_CTX that loads the module; read-only after init except the counters. */
 typedef struct chapoly_provctx {
     const OSSL_CORE_HANDLE *handle;
+    struct chapoly_provctx *core_next; /* the live instances (prov_core.c) */
+    /*
+     * The running libcrypto's version, major * 100 + minor (300, 305, 306,
+     * 400), from the core's "openssl-version": chapoly answers as that
+     * version's default provider does (docs/behaviour.md, "OpenSSL versions").
+     */
+    unsigned openssl;
     const chapoly_kernels *k; /* chosen once at init: &table */
     chapoly_kernels table;    /* the level, this CPU's profile, the forced paths */
     chapoly_kernels mac;      /* table as the POLY1305 MAC runs it (chapoly_kernels_for_mac) */
@@ -134,6 +148,69 @@ static inline void chapoly_count_aead(chapoly_provctx *pc, int enc, uint64_t n, 
  * 64-byte loads; OpenSSL's allocator guarantees only 16. The base pointer is
  * kept just below the aligned block.
  */
+/* ---- the core's services (prov_core.c) ---- */
+
+/*
+ * Takes the core's functions from OSSL_provider_init's "in" (the first init
+ * in the process; later ones check they are the same libcrypto's). 0: the
+ * table lacks memory or error functions, or comes from another libcrypto.
+ */
+int chapoly_core_take(const OSSL_DISPATCH *in);
+/* pc is live (its handle may carry errors) until chapoly_core_detach. */
+void chapoly_core_attach(chapoly_provctx *pc);
+void chapoly_core_detach(chapoly_provctx *pc);
+void *chapoly_core_malloc(size_t n, const char *file, int line);
+void *chapoly_core_zalloc(size_t n, const char *file, int line);
+void chapoly_core_free(void *p, const char *file, int line);
+char *chapoly_core_strdup(const char *s, const char *file, int line);
+#define chapoly_malloc(n) chapoly_core_malloc((n), __FILE__, __LINE__)
+#define chapoly_zalloc(n) chapoly_core_zalloc((n), __FILE__, __LINE__)
+#define chapoly_free(p) chapoly_core_free((p), __FILE__, __LINE__)
+#define chapoly_strdup(s) chapoly_core_strdup((s), __FILE__, __LINE__)
+/* libcrypto's OPENSSL_cleanse through the core (chapoly_wipe if it has none). */
+void chapoly_cleanse(void *p, size_t n);
+/* One error in the application's queue: chapoly's library, reason, detail. */
+void chapoly_raise(const char *file, int line, const char *func, int reason,
+                   const char *fmt, ...)
+#if defined(__GNUC__) || defined(__clang__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+/* An error mark (0: the core has no mark functions, so none), and back to it. */
+int chapoly_err_set_mark(void);
+void chapoly_err_pop_to_mark(void);
+/* A whole text file through the core's BIO, NUL-terminated (chapoly_free), or NULL. */
+char *chapoly_core_read_file(const char *path, size_t max);
+const OSSL_ITEM *chapoly_get_reason_strings(void *provctx);
+
+/*
+ * The reasons chapoly raises: the PROV_R_* codes, with OpenSSL's texts for
+ * them, handed to the core as chapoly's reason strings.
+ */
+#define CHAPOLY_REASONS(X)                                                     \
+    X(PROV_R_CIPHER_OPERATION_FAILED, "cipher operation failed")               \
+    X(PROV_R_FAILED_TO_GET_PARAMETER, "failed to get parameter")               \
+    X(PROV_R_FAILED_TO_SET_PARAMETER, "failed to set parameter")               \
+    X(PROV_R_INVALID_DATA, "invalid data")                                     \
+    X(PROV_R_INVALID_INPUT_LENGTH, "invalid input length")                     \
+    X(PROV_R_INVALID_IV_LENGTH, "invalid iv length")                           \
+    X(PROV_R_INVALID_KEY, "invalid key")                                       \
+    X(PROV_R_INVALID_KEY_LENGTH, "invalid key length")                         \
+    X(PROV_R_INVALID_TAG_LENGTH, "invalid tag length")                         \
+    X(PROV_R_LENGTH_TOO_LARGE, "length too large")                             \
+    X(PROV_R_NOT_SUPPORTED, "not supported")                                   \
+    X(PROV_R_NO_KEY_SET, "no key set")                                         \
+    X(PROV_R_OUTPUT_BUFFER_TOO_SMALL, "output buffer too small")               \
+    X(PROV_R_TAG_NOT_NEEDED, "tag not needed")                                 \
+    X(PROV_R_TAG_NOT_SET, "tag not set")
+
+/* The running libcrypto is at least major.minor. */
+static inline int chapoly_openssl_at_least(const chapoly_provctx *pc, unsigned major,
+                                           unsigned minor)
+{
+    return pc->openssl >= major * 100 + minor;
+}
+
 static inline void *chapoly_ctx_place(unsigned char *base)
 {
     uintptr_t p;
@@ -148,19 +225,19 @@ static inline void *chapoly_ctx_place(unsigned char *base)
 /* Not zeroed: for contexts with big buffers that are written before they are read. */
 static inline void *chapoly_ctx_alloc(size_t size)
 {
-    return chapoly_ctx_place(OPENSSL_malloc(size + 64 + sizeof(void *)));
+    return chapoly_ctx_place(chapoly_malloc(size + 64 + sizeof(void *)));
 }
 
 /* The caller has wiped every byte of the context that ever held a secret. */
 static inline void chapoly_ctx_release(void *ctx)
 {
     if (ctx != NULL)
-        OPENSSL_free(((void **)ctx)[-1]);
+        chapoly_free(((void **)ctx)[-1]);
 }
 
 static inline void *chapoly_ctx_zalloc(size_t size)
 {
-    return chapoly_ctx_place(OPENSSL_zalloc(size + 64 + sizeof(void *)));
+    return chapoly_ctx_place(chapoly_zalloc(size + 64 + sizeof(void *)));
 }
 
 static inline void chapoly_ctx_free(void *ctx, size_t size)
@@ -168,9 +245,9 @@ static inline void chapoly_ctx_free(void *ctx, size_t size)
     if (ctx == NULL)
         return;
     /* keys, subkeys, Poly1305 key and powers, tags; libc's memset (through a
-     * volatile pointer) wipes a 1.6 KiB MAC context far faster than OPENSSL_cleanse */
+     * volatile pointer) wipes a 1.6 KiB MAC context far faster than libcrypto's cleanse */
     chapoly_wipe(ctx, size);
-    OPENSSL_free(((void **)ctx)[-1]);
+    chapoly_free(((void **)ctx)[-1]);
 }
 
 static inline void *chapoly_ctx_dup(const void *ctx, size_t size)
@@ -187,15 +264,18 @@ static inline void *chapoly_ctx_dup(const void *ctx, size_t size)
 /* This instance's config key values as the core gave them (NULL: not set). */
 typedef struct chapoly_config {
     const char *value[CHAPOLY_NCONFIG];
+    const char *openssl_version; /* the core's "openssl-version", e.g. "3.6.5" */
 } chapoly_config;
 
 /*
- * Asks the core (through in's core_get_params) for the config keys, and
- * reports keys of chapoly's config section that nothing reads (once per
- * process, on stderr).
+ * Asks the core (through in's core_get_params) for the config keys and the
+ * running libcrypto's version, and reports keys of chapoly's config section
+ * that nothing reads (once per process, on stderr).
  */
 void chapoly_config_read(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
                          chapoly_config *cfg);
+/* "3.6.5" as major * 100 + minor (306); 300 if absent or unreadable. */
+unsigned chapoly_config_openssl(const char *version);
 /*
  * The configuration (config keys, else the environment, read with
  * secure_getenv) applied to pc: the kernel table and its paths, statistics
@@ -220,8 +300,8 @@ void chapoly_stats_detach(chapoly_provctx *pc);
 #define CHAPOLY_COLD
 #endif
 
-/* Raise an OpenSSL error with a reason code and a readable detail. */
-#define CHAPOLY_ERR(reason, ...) ERR_raise_data(ERR_LIB_PROV, (reason), __VA_ARGS__)
+/* Raise an OpenSSL error with a reason code (CHAPOLY_REASONS) and a readable detail. */
+#define CHAPOLY_ERR(reason, ...) chapoly_raise(__FILE__, __LINE__, __func__, (reason), __VA_ARGS__)
 
 /* Algorithm dispatch tables (provider/ciphers, provider/macs). */
 extern const OSSL_DISPATCH chapoly_chacha20_poly1305_functions[];
@@ -229,9 +309,18 @@ extern const OSSL_DISPATCH chapoly_xchacha20_poly1305_functions[];
 extern const OSSL_DISPATCH chapoly_chacha20_functions[];
 extern const OSSL_DISPATCH chapoly_poly1305_mac_functions[];
 
-/* Numeric parameters with NULL data never reach libcrypto's helpers (params.c). */
+/*
+ * OSSL_PARAM access (params.c), as libcrypto's OSSL_PARAM_* functions do it
+ * (every integer size, signed or not, and exact REALs), except that NULL
+ * data never crashes: a get fails, a set is a size query.
+ */
+OSSL_PARAM *chapoly_param_locate(OSSL_PARAM *p, const char *key);
+const OSSL_PARAM *chapoly_param_locate_const(const OSSL_PARAM *p, const char *key);
 int chapoly_param_get_size_t(const OSSL_PARAM *p, size_t *v);
+int chapoly_param_get_uint64(const OSSL_PARAM *p, uint64_t *v);
 int chapoly_param_set_size_t_(OSSL_PARAM *p, size_t v);
+int chapoly_param_set_utf8_ptr(OSSL_PARAM *p, const char *v);
+int chapoly_param_set_octet_string(OSSL_PARAM *p, const void *v, size_t len);
 
 /*
  * Answer a size: the common form, a size_t with data (EVP asks for the IV

@@ -12,10 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <openssl/conf.h>
-#include <openssl/core_names.h>
-#include <openssl/crypto.h>
-#include <openssl/params.h>
 #include "prov.h"
 
 #define CHAPOLY_CFG_NAME_(id, name) name,
@@ -109,44 +105,214 @@ static const char *skip_dot(const char *name)
     return p != NULL ? p + 1 : name;
 }
 
-/* Last value of key in a section, by the exact name the core stores, or NULL. */
-static const char *section_value(STACK_OF(CONF_VALUE) *sect, const char *key, int dotted)
+/*
+ * The configuration file, read for the misspelt-key check below: every
+ * "key = value" line with its section. The syntax is OpenSSL's
+ * (config(5)): [section] headers, '#' comments, "quoted" and 'quoted'
+ * values, backslash escapes and line continuations. A value that refers to
+ * a variable ($var, ${section::var}) is not expanded: it is marked, and a
+ * check that would need it is skipped. .include and .pragma lines are not
+ * followed; a key in an included file then makes the file's values differ
+ * from the core's and the check is skipped.
+ */
+typedef struct conf_entry {
+    const char *section, *name, *value;
+    int plain; /* the value needs no variable expansion */
+} conf_entry;
+
+typedef struct conf_file {
+    char *text;
+    conf_entry *e;
+    size_t n, cap;
+} conf_file;
+
+#define CONF_MAX_BYTES (1u << 20)
+
+static char *trim(char *s)
 {
-    const char *v = NULL;
+    char *end;
 
-    for (int i = 0; i < sk_CONF_VALUE_num(sect); i++) {
-        const CONF_VALUE *cv = sk_CONF_VALUE_value(sect, i);
+    while (*s == ' ' || *s == '\t' || *s == '\r')
+        s++;
+    end = s + strlen(s);
+    while (end > s && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+        *--end = '\0';
+    return s;
+}
 
-        if (strcmp(dotted ? skip_dot(cv->name) : cv->name, key) == 0)
-            v = cv->value;
+/* Cut a '#' comment (outside quotes, not escaped); returns 0 if a quote is left open. */
+static int cut_comment(char *s)
+{
+    char quote = 0;
+
+    for (; *s != '\0'; s++) {
+        if (*s == '\\' && s[1] != '\0') {
+            s++;
+        } else if (quote != 0) {
+            if (*s == quote)
+                quote = 0;
+        } else if (*s == '"' || *s == '\'') {
+            quote = *s;
+        } else if (*s == '#') {
+            *s = '\0';
+            break;
+        }
     }
+    return quote == 0;
+}
+
+/* Quotes removed and escapes resolved in place; *plain = 0 if it names a variable. */
+static void unquote(char *s, int *plain)
+{
+    char *o = s, quote = 0;
+
+    *plain = 1;
+    for (; *s != '\0'; s++) {
+        if (*s == '\\' && s[1] != '\0') {
+            s++;
+            *o++ = *s == 'n' ? '\n' : *s == 'r' ? '\r' : *s == 't' ? '\t' : *s == 'b' ? '\b' : *s;
+        } else if (quote != 0 && *s == quote) {
+            quote = 0;
+        } else if (quote == 0 && (*s == '"' || *s == '\'')) {
+            quote = *s;
+        } else {
+            if (*s == '$' && quote != '\'')
+                *plain = 0;
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+}
+
+static int conf_add(conf_file *f, const char *section, const char *name, const char *value,
+                    int plain)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? 2 * f->cap : 64;
+        conf_entry *e = chapoly_malloc(cap * sizeof(*e));
+
+        if (e == NULL)
+            return 0;
+        if (f->n > 0)
+            memcpy(e, f->e, f->n * sizeof(*e));
+        chapoly_free(f->e);
+        f->e = e;
+        f->cap = cap;
+    }
+    f->e[f->n++] = (conf_entry){ section, name, value, plain };
+    return 1;
+}
+
+/* Parses f->text in place; 0 on anything this reader does not take. */
+static int conf_parse(conf_file *f)
+{
+    const char *section = "default";
+    char *line = f->text;
+
+    while (*line != '\0') {
+        char *next = line, *eq;
+
+        /* a logical line: joined across backslash-newline */
+        for (;;) {
+            char *nl = strchr(next, '\n');
+            size_t len;
+
+            if (nl == NULL) {
+                next += strlen(next);
+                break;
+            }
+            len = (size_t)(nl - line);
+            if (len > 0 && nl[-1] == '\r')
+                len--;
+            if (len > 0 && line[len - 1] == '\\') {
+                /* remove the backslash and the newline, keep going */
+                memmove(line + len - 1, nl + 1, strlen(nl + 1) + 1);
+                next = line + len - 1;
+                continue;
+            }
+            *nl = '\0';
+            next = nl + 1;
+            break;
+        }
+        if (!cut_comment(line))
+            return 0;
+        line = trim(line);
+        if (*line == '[') {
+            char *close = strchr(line, ']');
+
+            if (close == NULL)
+                return 0;
+            *close = '\0';
+            section = trim(line + 1);
+        } else if (*line != '\0' && *line != '.' && (eq = strchr(line, '=')) != NULL) {
+            char *name, *value, *sep;
+            const char *sect = section;
+            int plain;
+
+            *eq = '\0';
+            name = trim(line);
+            value = trim(eq + 1);
+            if ((sep = strstr(name, "::")) != NULL) { /* section::name = value */
+                *sep = '\0';
+                sect = name;
+                name = sep + 2;
+            }
+            unquote(value, &plain);
+            if (!conf_add(f, sect, name, value, plain))
+                return 0;
+        }
+        line = next;
+    }
+    return 1;
+}
+
+/*
+ * Last entry of key in a section, by the exact name or (dotted) the name
+ * after a "N." prefix, or NULL.
+ */
+static const conf_entry *conf_get(const conf_file *f, const char *section, const char *key,
+                                  int dotted)
+{
+    const conf_entry *v = NULL;
+
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->e[i].section, section) == 0 &&
+            strcmp(dotted ? skip_dot(f->e[i].name) : f->e[i].name, key) == 0)
+            v = &f->e[i];
     return v;
 }
 
-/* The section configuring provider 'name' in conf, following openssl_conf. */
-static const char *provider_section(const CONF *conf, const char *name)
+static int conf_has_section(const conf_file *f, const char *section)
 {
-    const char *init = NCONF_get_string(conf, NULL, "openssl_conf");
-    STACK_OF(CONF_VALUE) *mods = init != NULL ? NCONF_get_section(conf, init) : NULL;
+    for (size_t i = 0; i < f->n; i++)
+        if (strcmp(f->e[i].section, section) == 0)
+            return 1;
+    return 0;
+}
 
-    for (int i = 0; i < sk_CONF_VALUE_num(mods); i++) {
-        const CONF_VALUE *m = sk_CONF_VALUE_value(mods, i);
+/* The section configuring provider 'name', following openssl_conf, or NULL. */
+static const char *provider_section(const conf_file *f, const char *name)
+{
+    const conf_entry *init = conf_get(f, "default", "openssl_conf", 0);
+
+    if (init == NULL || !init->plain)
+        return NULL;
+    for (size_t i = 0; i < f->n; i++) {
+        const conf_entry *m = &f->e[i];
         const char *dot = strrchr(m->name, '.');
         size_t len = dot != NULL ? (size_t)(dot - m->name) : strlen(m->name);
-        STACK_OF(CONF_VALUE) *provs;
 
-        if (len != strlen("providers") || strncmp(m->name, "providers", len) != 0)
+        if (strcmp(m->section, init->value) != 0 || !m->plain ||
+            len != strlen("providers") || strncmp(m->name, "providers", len) != 0)
             continue;
-        provs = NCONF_get_section(conf, m->value);
-        for (int j = 0; j < sk_CONF_VALUE_num(provs); j++) {
-            const CONF_VALUE *pv = sk_CONF_VALUE_value(provs, j);
-            STACK_OF(CONF_VALUE) *sect = NCONF_get_section(conf, pv->value);
-            const char *id;
+        for (size_t j = 0; j < f->n; j++) {
+            const conf_entry *pv = &f->e[j], *id;
 
-            if (sect == NULL)
+            if (strcmp(pv->section, m->value) != 0 || !pv->plain ||
+                !conf_has_section(f, pv->value))
                 continue;
-            id = section_value(sect, "identity", 1);
-            if (strcmp(id != NULL ? id : skip_dot(pv->name), name) == 0)
+            id = conf_get(f, pv->value, "identity", 1);
+            if (strcmp(id != NULL ? id->value : skip_dot(pv->name), name) == 0)
                 return pv->value;
         }
     }
@@ -154,49 +320,62 @@ static const char *provider_section(const CONF *conf, const char *name)
 }
 
 /*
+ * The file libcrypto reads by default: OPENSSL_CONF (libcrypto reads it with
+ * its setuid-safe getenv, as secure_getenv does here), else openssl.cnf in
+ * OPENSSLDIR. OPENSSLDIR is not among the core's parameters; Debian builds
+ * every OpenSSL (3.0 to 4.0) with /usr/lib/ssl, which the build can change
+ * (CHAPOLY_OPENSSLDIR). A wrong guess only skips the check: the file must
+ * hold the very values the core gave this instance.
+ */
+#ifndef CHAPOLY_OPENSSLDIR
+#define CHAPOLY_OPENSSLDIR "/usr/lib/ssl"
+#endif
+
+/*
  * The core hands a provider the values of the keys it asks for, but cannot
  * list the section's keys, so a misspelt key would go unnoticed. When this
  * instance was configured from a section (the core knows some of its keys),
- * read the config file libcrypto reads by default (CONF_get1_default_config_file:
- * OPENSSL_CONF, itself read with libcrypto's setuid-safe getenv), find this
- * provider's section through openssl_conf -> providers, and, if its known
- * keys hold exactly the values the core gave us (it is the section that
- * configured us, not another file's), report every key chapoly and libcrypto
- * do not use. Done once per process; any failure just skips the check.
+ * read the config file libcrypto reads by default through the core's BIO
+ * functions, find this provider's section through openssl_conf -> providers,
+ * and, if its known keys hold exactly the values the core gave us (it is the
+ * section that configured us, not another file's), report every key chapoly
+ * and libcrypto do not use. Done once per process; any failure just skips
+ * the check.
  */
 static void check_config_keys(const char *prov_name,
                               const char *const core_vals[CHAPOLY_NCONFIG])
 {
-    char *file;
-    CONF *conf;
-    const char *sname;
-    STACK_OF(CONF_VALUE) *sect;
+    const char *env = secure_getenv("OPENSSL_CONF"), *sname;
+    conf_file f = { NULL, NULL, 0, 0 };
     char text[KNOWN_KEYS_SIZE];
     quoted qk, qs;
+    int marked;
 
     if (prov_name == NULL || __atomic_load_n(&config_checked, __ATOMIC_RELAXED))
         return;
-    ERR_set_mark();
-    file = CONF_get1_default_config_file();
-    conf = NCONF_new(NULL);
-    if (file == NULL || conf == NULL || NCONF_load(conf, file, NULL) <= 0)
-        goto done;
-    if ((sname = provider_section(conf, prov_name)) == NULL ||
-        (sect = NCONF_get_section(conf, sname)) == NULL)
+    marked = chapoly_err_set_mark(); /* a missing file queues an error: take it back */
+    if (!marked)
+        return;
+    f.text = chapoly_core_read_file(env != NULL && *env != '\0' ? env
+                                                                : CHAPOLY_OPENSSLDIR "/openssl.cnf",
+                                    CONF_MAX_BYTES);
+    if (f.text == NULL || !conf_parse(&f) || (sname = provider_section(&f, prov_name)) == NULL)
         goto done;
     for (int k = 0; k < CHAPOLY_NCONFIG; k++) {
-        const char *fv = section_value(sect, config_keys[k], 0);
+        const conf_entry *fv = conf_get(&f, sname, config_keys[k], 0);
 
         if ((fv == NULL) != (core_vals[k] == NULL) ||
-            (fv != NULL && strcmp(fv, core_vals[k]) != 0))
+            (fv != NULL && (!fv->plain || strcmp(fv->value, core_vals[k]) != 0)))
             goto done; /* another file configured this instance */
     }
     if (!first_time(&config_checked))
         goto done;
-    for (int i = 0; i < sk_CONF_VALUE_num(sect); i++) {
-        const CONF_VALUE *cv = sk_CONF_VALUE_value(sect, i);
+    for (size_t i = 0; i < f.n; i++) {
+        const conf_entry *cv = &f.e[i];
         int known = 0;
 
+        if (strcmp(cv->section, sname) != 0)
+            continue;
         for (int k = 0; k < CHAPOLY_NCONFIG && !known; k++)
             known = strcmp(cv->name, config_keys[k]) == 0 ||
                     (k < CHAPOLY_CFG_STATS && strcmp(skip_dot(cv->name), config_keys[k]) == 0);
@@ -206,9 +385,9 @@ static void check_config_keys(const char *prov_name,
                     known_keys_text(text));
     }
 done:
-    NCONF_free(conf);
-    OPENSSL_free(file);
-    ERR_pop_to_mark();
+    chapoly_free(f.e);
+    chapoly_free(f.text);
+    chapoly_err_pop_to_mark();
 }
 
 /* stats from the config key or CHAPOLY_STATS; a bad value is reported and means off. */
@@ -289,6 +468,32 @@ static void report_kernel(const char *cfg_kernel, const char *warning, const cha
     }
 }
 
+unsigned chapoly_config_openssl(const char *version)
+{
+    unsigned major = 0, minor = 0;
+    const char *p = version;
+
+    if (p == NULL)
+        return 300;
+    for (; *p >= '0' && *p <= '9' && major < 1000; p++)
+        major = major * 10 + (unsigned)(*p - '0');
+    if (*p++ != '.')
+        return 300;
+    for (; *p >= '0' && *p <= '9' && minor < 100; p++)
+        minor = minor * 10 + (unsigned)(*p - '0');
+    if (major < 3 || minor > 99)
+        return 300;
+    return major * 100 + minor;
+}
+
+/* A utf8_ptr parameter asking for a string the core holds. */
+static OSSL_PARAM utf8_ptr_param(const char *key, const char **where)
+{
+    OSSL_PARAM p = { key, OSSL_PARAM_UTF8_PTR, (void *)where, 0, OSSL_PARAM_UNMODIFIED };
+
+    return p;
+}
+
 void chapoly_config_read(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
                          chapoly_config *cfg)
 {
@@ -302,14 +507,14 @@ void chapoly_config_read(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in
     }
     if (core_get_params != NULL) {
         /* Keys of our openssl.cnf section arrive as utf8 pointers. */
-        OSSL_PARAM cp[CHAPOLY_NCONFIG + 2];
+        OSSL_PARAM cp[CHAPOLY_NCONFIG + 3];
         int n = 0, any = 0;
 
         for (int k = 0; k < CHAPOLY_NCONFIG; k++)
-            cp[n++] = OSSL_PARAM_construct_utf8_ptr(config_keys[k], (char **)&v[k], 0);
-        cp[n++] = OSSL_PARAM_construct_utf8_ptr(OSSL_PROV_PARAM_CORE_PROV_NAME,
-                                                (char **)&prov_name, 0);
-        cp[n] = OSSL_PARAM_construct_end();
+            cp[n++] = utf8_ptr_param(config_keys[k], &v[k]);
+        cp[n++] = utf8_ptr_param(OSSL_PROV_PARAM_CORE_PROV_NAME, &prov_name);
+        cp[n++] = utf8_ptr_param(OSSL_PROV_PARAM_CORE_VERSION, &cfg->openssl_version);
+        cp[n] = (OSSL_PARAM)OSSL_PARAM_END;
         if (!core_get_params(handle, cp)) {
             memset(cfg, 0, sizeof(*cfg));
             prov_name = NULL;
@@ -341,6 +546,6 @@ void chapoly_config_apply(chapoly_provctx *pc, const chapoly_config *cfg)
     chapoly_kernels_describe(pc->k, pc->paths, sizeof(pc->paths));
     pc->stats = stats_setting(cfg->value[CHAPOLY_CFG_STATS]);
     if (pc->stats && stats_file != NULL && *stats_file != '\0')
-        pc->stats_file = OPENSSL_strdup(stats_file); /* NULL: no file, silently */
+        pc->stats_file = chapoly_strdup(stats_file); /* NULL: no file, silently */
     pc->serve = serve_setting(cfg->value[CHAPOLY_CFG_SERVE], kernel, pc->k);
 }

@@ -12,9 +12,7 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <openssl/core_names.h>
-#include <openssl/crypto.h>
-#include <openssl/params.h>
+#include <openssl/opensslv.h>
 #include "prov.h"
 
 /* project(VERSION) in CMakeLists.txt, passed by provider/CMakeLists.txt. */
@@ -90,23 +88,23 @@ static int chapoly_get_params(void *provctx, OSSL_PARAM params[])
     chapoly_provctx *pc = provctx;
     OSSL_PARAM *p;
 
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_NAME);
-    if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, "chapoly: ChaCha20-Poly1305 provider"))
+    p = chapoly_param_locate(params, OSSL_PROV_PARAM_NAME);
+    if (p != NULL && !chapoly_param_set_utf8_ptr(p, "chapoly: ChaCha20-Poly1305 provider"))
         return 0;
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_VERSION);
-    if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, CHAPOLY_VERSION))
+    p = chapoly_param_locate(params, OSSL_PROV_PARAM_VERSION);
+    if (p != NULL && !chapoly_param_set_utf8_ptr(p, CHAPOLY_VERSION))
         return 0;
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_BUILDINFO);
-    if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->buildinfo))
+    p = chapoly_param_locate(params, OSSL_PROV_PARAM_BUILDINFO);
+    if (p != NULL && !chapoly_param_set_utf8_ptr(p, pc->buildinfo))
         return 0;
-    p = OSSL_PARAM_locate(params, OSSL_PROV_PARAM_STATUS);
+    p = chapoly_param_locate(params, OSSL_PROV_PARAM_STATUS);
     if (p != NULL && !chapoly_param_set_int(p, 1))
         return 0;
-    p = OSSL_PARAM_locate(params, PARAM_KERNEL);
-    if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->k->name))
+    p = chapoly_param_locate(params, PARAM_KERNEL);
+    if (p != NULL && !chapoly_param_set_utf8_ptr(p, pc->k->name))
         return 0;
-    p = OSSL_PARAM_locate(params, PARAM_PATHS);
-    if (p != NULL && !OSSL_PARAM_set_utf8_ptr(p, pc->paths))
+    p = chapoly_param_locate(params, PARAM_PATHS);
+    if (p != NULL && !chapoly_param_set_utf8_ptr(p, pc->paths))
         return 0;
     return chapoly_stats_get_params(pc, params);
 }
@@ -119,8 +117,9 @@ static void chapoly_teardown(void *provctx)
         return;
     if (pc->stats)
         chapoly_stats_detach(pc);
-    OPENSSL_free(pc->stats_file);
-    OPENSSL_free(pc);
+    chapoly_core_detach(pc);
+    chapoly_free(pc->stats_file);
+    chapoly_free(pc);
 }
 
 static const OSSL_DISPATCH chapoly_dispatch[] = {
@@ -128,6 +127,7 @@ static const OSSL_DISPATCH chapoly_dispatch[] = {
     { OSSL_FUNC_PROVIDER_GETTABLE_PARAMS, (void (*)(void))chapoly_gettable_params },
     { OSSL_FUNC_PROVIDER_GET_PARAMS, (void (*)(void))chapoly_get_params },
     { OSSL_FUNC_PROVIDER_QUERY_OPERATION, (void (*)(void))chapoly_query },
+    { OSSL_FUNC_PROVIDER_GET_REASON_STRINGS, (void (*)(void))chapoly_get_reason_strings },
     { 0, NULL }
 };
 
@@ -138,16 +138,21 @@ int OSSL_provider_init(const OSSL_CORE_HANDLE *handle, const OSSL_DISPATCH *in,
     chapoly_config cfg;
     chapoly_provctx *pc;
 
+    /* everything from libcrypto comes through in (prov_core.c) */
+    if (!chapoly_core_take(in))
+        return 0;
     chapoly_config_read(handle, in, &cfg);
-    pc = OPENSSL_zalloc(sizeof(*pc));
+    pc = chapoly_zalloc(sizeof(*pc));
     if (pc == NULL)
         return 0;
     pc->handle = handle;
+    pc->openssl = chapoly_config_openssl(cfg.openssl_version);
     chapoly_config_apply(pc, &cfg);
+    chapoly_core_attach(pc);
     snprintf(pc->buildinfo, sizeof(pc->buildinfo),
-             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers), kernel %s: %s; "
-             "paths: %s%s",
-             pc->k->name, pc->k->features != NULL ? pc->k->features : "?", pc->paths,
+             "chapoly " CHAPOLY_VERSION " (OpenSSL " OPENSSL_VERSION_STR " headers, running in "
+             "libcrypto %s), kernel %s: %s; paths: %s%s",
+             cfg.openssl_version != NULL ? cfg.openssl_version : "?", pc->k->name, pc->k->features != NULL ? pc->k->features : "?", pc->paths,
              !(pc->serve & CHAPOLY_SERVE_CHACHA)
                  ? "; serving XChaCha20-Poly1305 only: no SIMD kernel here, so "
                    "ChaCha20, ChaCha20-Poly1305 and POLY1305 are left to the default "

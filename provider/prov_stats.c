@@ -36,7 +36,7 @@ int chapoly_stats_get_params(const chapoly_provctx *pc, OSSL_PARAM params[])
     OSSL_PARAM *p;
 
     for (int i = 0; i < CHAPOLY_NCOUNTERS; i++) {
-        p = OSSL_PARAM_locate(params, counter_names[i]);
+        p = chapoly_param_locate(params, counter_names[i]);
         if (p != NULL && !chapoly_param_set_uint64(p, counter(pc, i)))
             return 0;
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The whole test suite, nine builds, each configured, built and run through CTest
+# The whole test suite, eleven builds, each configured, built and run through CTest
 # by its preset in CMakePresets.json (same name as its build directory):
 #   build-test      SIMD kernels; every test at every kernel level, valgrind
 #                   (constant-time and memcheck), the real clients (curl,
@@ -27,6 +27,11 @@
 #   build-openssl35-asan  the same OpenSSL 3.5 with ASan + UBSan, the tests of
 #                   what exists only against 3.5: test_pipeline{,_memory} (the pipeline
 #                   API, aead_pipeline.c), test_openssl35 and test_quic
+#   build-openssl36, build-openssl40  against OpenSSL 3.6 (Debian forky's) and
+#                   4.0 (experimental's, libcrypto.so.4), each in a private
+#                   prefix (scripts/openssl-prefix.sh): the whole suite but
+#                   valgrind, ct and deploy, and the binary matrix with
+#                   build-test both ways
 # Usage: scripts/test-all.sh [--quick | --check-tools]
 #   --quick        build-test, quick label only; needs only the native tools
 #                  (no arm64 packages, no cross compiler)
@@ -58,7 +63,7 @@ mode=all
 usage() {
     echo "usage: $0 [--quick | --check-tools]"
     echo "inner loop, in a build directory: ctest -L kernels (about 4 s; or evp, tls, '^cli\$', ...)"
-    echo "one build of the nine: cmake --workflow --preset NAME (cmake --list-presets names them)"
+    echo "one build of them: cmake --workflow --preset NAME (cmake --list-presets names them)"
 }
 case "${1:-}" in
     "") ;;
@@ -168,8 +173,12 @@ else
     # program cannot run through the loader); the build-test tree runs those.
     # The QUIC test (labels clients and quic) is a program of this tree and
     # exists only here. The prefix is prepared first, once for both trees.
+    # The compat tests (label compat) take the module and programs built
+    # against 3.0 from build-test, built above: the module is one binary for
+    # every OpenSSL, so it is not built again in each tree.
+    compat_tree=-DCHAPOLY_COMPAT_SYSTEM_TREE="$here/build-test"
     if "$here/scripts/openssl35.sh" --prefix > /dev/null; then
-        run_build build-openssl35
+        run_build build-openssl35 build-openssl35 "$compat_tree"
         # What only a 3.5 tree has, under ASan + UBSan (through trixie's loader
         # like the tree above): the pipeline API, test_openssl35 and the QUIC test.
         run_build build-openssl35-asan
@@ -179,6 +188,23 @@ else
             failed+=("$d")
         done
     fi
+    # OpenSSL 3.6 (Debian forky) and 4.0 (experimental: libcrypto.so.4), each
+    # in a private prefix like 3.5's (scripts/openssl-prefix.sh SERIES), its
+    # programs run through the prefix's loader: the whole suite but what
+    # needs the system's own programs under valgrind or setuid (build-test
+    # runs those), and the binary matrix with build-test's 3.0 build both
+    # ways (label compat): the module built against 3.0 in 3.6 and 4.0
+    # processes, the module built against 3.6 and 4.0 in 3.0 processes; the
+    # system's real clients (3.0 programs) load each tree's own module.
+    for series in 3.6 4.0; do
+        d=build-openssl${series/./}
+        if "$here/scripts/openssl-prefix.sh" "$series" --prefix > /dev/null; then
+            run_build "$d" "$d" "$compat_tree"
+        else
+            results+=("$(printf '%-20s FAILED: scripts/openssl-prefix.sh could not prepare OpenSSL %s' "$d" "$series")")
+            failed+=("$d")
+        fi
+    done
 fi
 
 total=$(($(date +%s) - start))

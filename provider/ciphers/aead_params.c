@@ -212,7 +212,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
         case 'c':
             if (chapoly_key_is(p->key, "chapoly-test-text-len")) {
                 uint64_t t;
-                if (p->data == NULL || !OSSL_PARAM_get_uint64(p, &t) || t > CHAPOLY_AEAD_MAX_TEXT)
+                if (p->data == NULL || !chapoly_param_get_uint64(p, &t) || t > CHAPOLY_AEAD_MAX_TEXT)
                     return 0;
                 c->msg.text_len = t; /* only the length accounting; not for real use */
             }

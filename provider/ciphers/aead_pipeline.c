@@ -77,7 +77,7 @@ void chapoly_pipeline_drop(aead_pipeline *p)
     chapoly_batch_clear(batch_of(p));
     /* Expected tags not yet used (a final wipes them); computed tags are public output. */
     if (p->tags_set)
-        OPENSSL_cleanse(p->tags, batch_of(p)->n * sizeof(p->tags[0]));
+        chapoly_cleanse(p->tags, batch_of(p)->n * sizeof(p->tags[0]));
     p->tags_set = 0;
 }
 
@@ -113,7 +113,7 @@ static void wipe_outputs(aead_pipeline *p)
 
     for (size_t i = 0; i < b->n; i++)
         if (chapoly_batch_text_len(b, i) > 0)
-            OPENSSL_cleanse(p->out_start[i], (size_t)chapoly_batch_text_len(b, i));
+            chapoly_cleanse(p->out_start[i], (size_t)chapoly_batch_text_len(b, i));
 }
 
 /* A decryption that cannot complete: no plaintext survives, nothing of the batch either. */
@@ -355,7 +355,7 @@ int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out, size_t
     chapoly_batch_finish(b, calc); /* the messages are done (finish wiped them) */
     /* Every pipe is compared (no early exit); the verdicts are public. */
     for (size_t i = 0; i < numpipes; i++) {
-        int eq = CRYPTO_memcmp(calc[i], p->tags[i], p->taglen) == 0;
+        int eq = chapoly_consttime_memneq(calc[i], p->tags[i], p->taglen) == 0;
 
         if (!eq && ok)
             bad = i;
@@ -367,9 +367,9 @@ int aead_pipeline_final(void *vctx, size_t numpipes, unsigned char **out, size_t
                     "tag mismatch (first in pipe %zu): not authentic; every pipe's "
                     "plaintext is wiped", bad);
     }
-    OPENSSL_cleanse(p->tags, numpipes * sizeof(p->tags[0]));
+    chapoly_cleanse(p->tags, numpipes * sizeof(p->tags[0]));
     p->tags_set = 0;
-    OPENSSL_cleanse(calc, numpipes * sizeof(calc[0]));
+    chapoly_cleanse(calc, numpipes * sizeof(calc[0]));
     return ok;
 }
 

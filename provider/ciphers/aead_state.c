@@ -192,9 +192,7 @@ static const struct {
 int aead_refuse_at(aead_ctx *c, const aead_step *s, const char *file, int line,
                    const char *func)
 {
-    ERR_new();
-    ERR_set_debug(file, line, func);
-    ERR_set_error(ERR_LIB_PROV, why[s->why].reason, "%s", why[s->why].text);
+    chapoly_raise(file, line, func, why[s->why].reason, "%s", why[s->why].text);
     if (s->next != ST_SAME_)
         c->state = (enum aead_state)s->next;
     return 0;

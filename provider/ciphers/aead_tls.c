@@ -50,7 +50,7 @@ int aead_tls_record(aead_ctx *c, unsigned char *out, size_t *outl, size_t outsiz
     ok = chapoly_aead_open(c->k, out, in, plen, c->tls_aad, TLS_AAD_LEN, in + plen,
                            POLY1305_TAG_BYTES, chapoly_aead_key(&c->msg), nonce);
     if (!ok) {
-        OPENSSL_cleanse(out, plen); /* never leave anything that looks like plaintext */
+        chapoly_cleanse(out, plen); /* never leave anything that looks like plaintext */
         *outl = 0;
         CHAPOLY_ERR(PROV_R_CIPHER_OPERATION_FAILED, "TLS record authentication failed");
         return 0;

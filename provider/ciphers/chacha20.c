@@ -13,6 +13,11 @@
  *     was taken from (after 100 bytes: keystream byte 64), or at the next
  *     block when the last update ended with whole blocks of its own;
  *   neither: nothing changes.
+ * From OpenSSL 3.6 on (openssl/openssl pull request 27484) the default's
+ * counter moves past a partial block when it makes the block, a key-only
+ * init therefore goes on at the next block, and "updated-iv" answers the
+ * counter and nonce of the next block (EVP_CIPHER_CTX_get_updated_iv): chapoly
+ * answers as the running libcrypto's default does (pc->openssl).
  * docs/behaviour.md ("Re-initialisation") has the table; test_evp_reinit
  * checks every pattern against the default.
  *
@@ -23,9 +28,6 @@
  */
 #include <stddef.h>
 #include <string.h>
-#include <openssl/core_names.h>
-#include <openssl/crypto.h>
-#include <openssl/params.h>
 #include "prov.h"
 #include "bytes.h"
 #include "chacha20_stream.h"
@@ -127,8 +129,9 @@ static __attribute__((noinline)) int chacha20_init_key(chacha20_ctx *c, const un
         chacha20_load_iv(c, iv);
     if (key != NULL) {
         if (iv == NULL) {
-            /* the block counter stays, the partial block goes (see the top) */
-            if (c->in_block)
+            /* the block counter stays, the partial block goes (see the top);
+             * up to 3.5 the counter goes back to that block */
+            if (c->in_block && !chapoly_openssl_at_least(c->pc, 3, 6))
                 memcpy(s->ctr_nonce, s->partial_ctr_nonce, sizeof(s->ctr_nonce));
             chacha20_drop_keystream(s);
             c->in_block = 0;
@@ -279,11 +282,20 @@ static const OSSL_PARAM chacha20_known_ctx[] = {
     OSSL_PARAM_END
 };
 
+/* 3.6 on: "updated-iv" too */
+static const OSSL_PARAM chacha20_known_gettable_ctx_36[] = {
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_KEYLEN, NULL),
+    OSSL_PARAM_size_t(OSSL_CIPHER_PARAM_IVLEN, NULL),
+    OSSL_PARAM_octet_string(OSSL_CIPHER_PARAM_UPDATED_IV, NULL, 0),
+    OSSL_PARAM_END
+};
+
 static const OSSL_PARAM *chacha20_gettable_ctx_params(void *cctx, void *provctx)
 {
     (void)cctx;
-    (void)provctx;
-    return chacha20_known_ctx;
+    return provctx != NULL && chapoly_openssl_at_least(provctx, 3, 6)
+               ? chacha20_known_gettable_ctx_36
+               : chacha20_known_ctx;
 }
 
 static const OSSL_PARAM *chacha20_settable_ctx_params(void *cctx, void *provctx)
@@ -308,9 +320,26 @@ static inline int chacha20_name_is(const char *name, const char *lit, size_t n)
 }
 #define NAME_IS(name, lit) chacha20_name_is((name), (lit), sizeof(lit))
 
+/* The counter and nonce of the next block, as 16 IV bytes (OpenSSL 3.6 on). */
+static __attribute__((noinline)) int chacha20_get_updated_iv(const chacha20_ctx *c, OSSL_PARAM *p)
+{
+    unsigned char iv[CHACHA20_CTR_NONCE_BYTES];
+    int ok;
+
+    for (int i = 0; i < 4; i++)
+        store32_le(iv + 4 * i, c->stream.ctr_nonce[i]);
+    ok = chapoly_param_set_octet_string(p, iv, sizeof(iv));
+    chapoly_wipe(iv, sizeof(iv));
+    if (!ok)
+        CHAPOLY_ERR(PROV_R_FAILED_TO_SET_PARAMETER, "cannot return the updated IV "
+                    "(a 16-byte octet string)");
+    return ok;
+}
+
 static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
 {
-    (void)vctx;
+    const chacha20_ctx *c = vctx;
+
     for (OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
         if (NAME_IS(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
             if (!chapoly_param_set_size_t(p, CHACHA20_CTR_NONCE_BYTES))
@@ -318,10 +347,15 @@ static int chacha20_get_ctx_params(void *vctx, OSSL_PARAM params[])
         } else if (NAME_IS(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
             if (!chapoly_param_set_size_t(p, CHACHA20_KEY_BYTES))
                 goto err;
+        } else if (NAME_IS(p->key, OSSL_CIPHER_PARAM_UPDATED_IV) &&
+                   chapoly_openssl_at_least(c->pc, 3, 6)) {
+            if (!chacha20_get_updated_iv(c, p))
+                return 0;
         }
         /*
-         * "updated-iv" and "iv" stay unanswered, as in the default provider
-         * up to 3.5 (EVP_CIPHER_CTX_get_updated_iv returns 1, buffer untouched).
+         * "iv", and "updated-iv" up to 3.5, stay unanswered, as in the
+         * default provider (EVP_CIPHER_CTX_get_updated_iv returns 1, buffer
+         * untouched).
          */
     }
     return 1;

@@ -29,31 +29,31 @@ int chapoly_cipher_get_params(OSSL_PARAM params[], size_t keylen, size_t ivlen,
     OSSL_PARAM *p;
 
     /* mode 0 = EVP_CIPH_STREAM_CIPHER; libssl relies on it not being GCM/CCM. */
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_MODE);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_MODE);
     if (p != NULL && !chapoly_param_set_uint(p, 0))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_KEYLEN);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_KEYLEN);
     if (p != NULL && !chapoly_param_set_size_t(p, keylen))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_IVLEN);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_IVLEN);
     if (p != NULL && !chapoly_param_set_size_t(p, ivlen))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_BLOCK_SIZE);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_BLOCK_SIZE);
     if (p != NULL && !chapoly_param_set_size_t(p, 1))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_AEAD);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_AEAD);
     if (p != NULL && !chapoly_param_set_int(p, aead))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_CUSTOM_IV);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_CUSTOM_IV);
     if (p != NULL && !chapoly_param_set_int(p, 1))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_CTS);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_CTS);
     if (p != NULL && !chapoly_param_set_int(p, 0))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_TLS1_MULTIBLOCK);
     if (p != NULL && !chapoly_param_set_int(p, 0))
         goto err;
-    p = OSSL_PARAM_locate(params, OSSL_CIPHER_PARAM_HAS_RAND_KEY);
+    p = chapoly_param_locate(params, OSSL_CIPHER_PARAM_HAS_RAND_KEY);
     if (p != NULL && !chapoly_param_set_int(p, 0))
         goto err;
     return 1;

@@ -71,7 +71,7 @@ static int poly_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 
     if (params == NULL)
         return 1;
-    p = OSSL_PARAM_locate_const(params, OSSL_MAC_PARAM_KEY);
+    p = chapoly_param_locate_const(params, OSSL_MAC_PARAM_KEY);
     if (p != NULL) {
         if (p->data_type != OSSL_PARAM_OCTET_STRING || p->data == NULL) {
             CHAPOLY_ERR(PROV_R_INVALID_KEY, "key must be an octet string");
@@ -93,7 +93,7 @@ static int poly_init(void *vctx, const unsigned char *key, size_t keylen,
         return 0;
     if (key != NULL)
         return poly_setkey(c, key, keylen);
-    if (params != NULL && OSSL_PARAM_locate_const(params, OSSL_MAC_PARAM_KEY) != NULL)
+    if (params != NULL && chapoly_param_locate_const(params, OSSL_MAC_PARAM_KEY) != NULL)
         return 1;
     if (!had_key_before) {
         CHAPOLY_ERR(PROV_R_NO_KEY_SET, c->key_set

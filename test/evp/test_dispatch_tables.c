@@ -22,12 +22,15 @@
  * Usage: test_dispatch_tables [module.so ...]; default $CHAPOLY_MODULE.
  */
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <openssl/core.h>
 #include <openssl/core_dispatch.h>
 #include <openssl/core_names.h>
+#include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/params.h>
 #include "test_common.h"
 
@@ -286,7 +289,44 @@ static int core_get_params(const OSSL_CORE_HANDLE *handle, OSSL_PARAM params[])
     return p == NULL || OSSL_PARAM_set_utf8_ptr(p, "all");
 }
 
+/*
+ * The core's services chapoly takes from "in" (it links no libcrypto), here
+ * from this test's libcrypto: memory, and errors raised straight into its
+ * queue (a NULL handle has no error library of its own).
+ */
+static void core_new_error(const OSSL_CORE_HANDLE *handle)
+{
+    (void)handle;
+    ERR_new();
+}
+
+static void core_set_error_debug(const OSSL_CORE_HANDLE *handle, const char *file, int line,
+                                 const char *func)
+{
+    (void)handle;
+    ERR_set_debug(file, line, func);
+}
+
+static void core_vset_error(const OSSL_CORE_HANDLE *handle, uint32_t reason, const char *fmt,
+                            va_list args)
+{
+    (void)handle;
+    ERR_vset_error(ERR_GET_LIB(reason), ERR_GET_REASON(reason), fmt, args);
+}
+
 static const OSSL_DISPATCH minimal_core[] = {
+    { OSSL_FUNC_CORE_GET_PARAMS, (void (*)(void))core_get_params },
+    { OSSL_FUNC_CORE_NEW_ERROR, (void (*)(void))core_new_error },
+    { OSSL_FUNC_CORE_SET_ERROR_DEBUG, (void (*)(void))core_set_error_debug },
+    { OSSL_FUNC_CORE_VSET_ERROR, (void (*)(void))core_vset_error },
+    { OSSL_FUNC_CRYPTO_MALLOC, (void (*)(void))CRYPTO_malloc },
+    { OSSL_FUNC_CRYPTO_ZALLOC, (void (*)(void))CRYPTO_zalloc },
+    { OSSL_FUNC_CRYPTO_FREE, (void (*)(void))CRYPTO_free },
+    { 0, NULL }
+};
+
+/* Without memory and error functions chapoly cannot run: its init refuses. */
+static const OSSL_DISPATCH params_only_core[] = {
     { OSSL_FUNC_CORE_GET_PARAMS, (void (*)(void))core_get_params },
     { 0, NULL }
 };
@@ -444,6 +484,10 @@ static void check_module(const char *path)
     /* The tables are reached through OSSL_provider_init only. */
     T_OK(dlsym(h, "chapoly_chacha20_poly1305_functions") == NULL,
          "%s: an algorithm table is exported", path);
+    if (init != NULL)
+        T_OK(init(NULL, params_only_core, &out, &provctx) == 0,
+             "%s: OSSL_provider_init without the core's memory and error functions "
+             "succeeded", path);
     if (init == NULL || !init(NULL, minimal_core, &out, &provctx)) {
         T_OK(0, "%s: OSSL_provider_init failed", path);
         dlclose(h);

@@ -27,6 +27,7 @@
 #include <string.h>
 #include <openssl/core_names.h>
 #include <openssl/err.h>
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/params.h>
 #include "test_common.h"
@@ -399,6 +400,16 @@ static void aead_case(const struct acase *a, int *ok_cases, int *refused_cases)
     struct run rd, ro, re;
     char where[200];
     int refuse = refused(a);
+    /*
+     * OpenSSL 4.0's default refuses AAD and text after an encrypting final
+     * until an init brings a new IV (openssl/openssl pull request 31104;
+     * 3.0 to 3.6 accept them and reuse the nonce), with no error queued, and
+     * its final then returns 1. Decrypting, the second message's expected
+     * tag then cannot come from the default (it does not seal it), so its
+     * final fails. Those patterns are ones chapoly refuses in every version
+     * (checked below); everything up to the re-init is still accepted.
+     */
+    int guard40 = a->fin1 && !(a->pat & P_IV) && OpenSSL_version_num() >= 0x40000000UL;
 
     t_rand_bytes(k1, 32);
     t_rand_bytes(k2, 32);
@@ -419,21 +430,30 @@ static void aead_case(const struct acase *a, int *ok_cases, int *refused_cases)
          */
         aead_drive(a, 0, 0, src, plain, k1, k2, iv1, iv2, aad, tags, &rd);
         aead_drive(a, 0, 1, plain, out_o, k1, k2, iv1, iv2, aad, NULL, &re);
-        T_OK(memcmp(out_o, src, total) == 0, "%s: reference round trip", where);
+        /* OpenSSL 4.0's default refuses the second message (guard40 below) */
+        T_OK(memcmp(out_o, src, guard40 ? a->text1 : total) == 0, "%s: reference round trip",
+             where);
         memcpy(tags, re.tag, sizeof(tags));
     }
     memset(out_d, 0xa5, total);
     memset(out_o, 0xa5, total);
     aead_drive(a, 0, a->enc, src, out_d, k1, k2, iv1, iv2, aad, tags, &rd);
     aead_drive(a, 1, a->enc, src, out_o, k1, k2, iv1, iv2, aad, tags, &ro);
-    int dall = rd.ncalls > 0;
-    for (int i = 0; i < rd.ncalls; i++)
-        dall &= rd.r[i] == 1;
-    T_OK(dall, "%s: the default refused a call (the reference must accept every pattern)", where);
-    if (!T_OK(ro.ncalls == rd.ncalls, "%s: call counts", where))
-        return;
     /* calls up to and including the re-init */
     int first2 = 2 + (a->aad1 > 0) + (a->text1 > 0) + (a->fin1 ? 2 : 0);
+    int dall = rd.ncalls > 0, drefused = 0;
+    for (int i = 0; i < rd.ncalls; i++) {
+        if (guard40 && i >= first2)
+            drefused |= rd.r[i] == 0;
+        else
+            dall &= rd.r[i] == 1;
+    }
+    T_OK(dall, "%s: the default refused a call (the reference must accept every pattern)", where);
+    if (guard40)
+        T_OK(refuse && drefused, "%s: OpenSSL >= 4.0: the default accepted a message on the "
+             "finished message's nonce", where);
+    if (!T_OK(ro.ncalls == rd.ncalls, "%s: call counts", where))
+        return;
     if (!refuse) {
         for (int i = 0; i < ro.ncalls; i++)
             T_OK(ro.r[i] == rd.r[i] && ro.outl[i] == rd.outl[i],

@@ -10,6 +10,8 @@
  * process across fork, and loading through an openssl.cnf file with
  * `kernel = ...`.
  */
+#include <stdio.h>
+#include <openssl/crypto.h>
 #include "test_provider.h"
 
 /* Every level name (kernels.h's one list), built in or not; never "best". */
@@ -359,6 +361,14 @@ static void test_params(void)
     T_OK(name && *name, "provider param name missing or empty");
     T_OK(version && *version, "provider param version missing or empty");
     T_OK(buildinfo && *buildinfo, "provider param buildinfo missing or empty");
+    if (buildinfo != NULL) {
+        /* the version chapoly read from the core is this process's libcrypto */
+        char want[96];
+
+        snprintf(want, sizeof(want), "running in libcrypto %s)",
+                 OpenSSL_version(OPENSSL_VERSION_STRING));
+        T_OK(strstr(buildinfo, want) != NULL, "buildinfo \"%s\" lacks \"%s\"", buildinfo, want);
+    }
     T_OK(status == 1, "provider param status = %d, want 1", status);
     T_OK(kernel && known_level(kernel), "chapoly-kernel = \"%s\", not a known level",
          kernel ? kernel : "(null)");

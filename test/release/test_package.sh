@@ -5,7 +5,7 @@
 # deb      builds chapoly_<version>_<arch>.deb into CHAPOLY_PACKAGE_DIR and
 #          inspects it without installing (any tree, the arm64 cross tree too):
 #          its fields (name, the project version, the architecture of the
-#          module's ELF machine, Depends on libssl3, a maintainer, a
+#          module's ELF machine, Depends on libc6 alone, a maintainer, a
 #          description), exactly the expected files and modes (the module in
 #          the target's ossl-modules directory, mode 0644, stripped; README,
 #          CHANGELOG, LICENSE, copyright and the example config under
@@ -85,14 +85,16 @@ if [ "$mode" = deb ]; then
         sh -c 'printf "%s\n" "$1" | grep -Eq "^[^<]+ <[^@ ]+@[^> ]+>$"' _ "$(field Maintainer)"
     check "Description: a synopsis and a long description" \
         [ "$(field Description | wc -l)" -ge 3 ]
-    # One entry per line: "libssl3 (>= 3.0.0)" (libssl3t64 on Debian 13), and
-    # with dpkg-shlibdeps also "libc6 (>= 2.x)", nothing else.
+    # One entry per line: libc6 alone ("libc6 (>= 2.x)" from dpkg-shlibdeps):
+    # the module links no libcrypto, so one package serves OpenSSL 3.0 to 4.0.
     field Depends | tr ',' '\n' | sed 's/^ *//' > "$T/depends"
-    check "Depends: libssl3 (>= 3.0.0) ($(field Depends))" grep -Eqx 'libssl3(t64)? \(>= 3\.0\.0\)' "$T/depends"
     if [ "${CHAPOLY_DEB_SHLIBDEPS:-OFF}" = ON ]; then
-        check "Depends: libc6 (>= ...) from dpkg-shlibdeps" grep -Eqx 'libc6 \(>= 2\.[0-9]+\)' "$T/depends"
+        check "Depends: libc6 (>= ...) from dpkg-shlibdeps ($(field Depends))" \
+            grep -Eqx 'libc6 \(>= 2\.[0-9]+\)' "$T/depends"
+    else
+        check "Depends: libc6 ($(field Depends))" grep -Eqx 'libc6' "$T/depends"
     fi
-    check "Depends: nothing else" sh -c '! grep -Evx "libssl3(t64)? \(>= 3\.0\.0\)|libc6 \(>= 2\.[0-9]+\)" "$1"' _ "$T/depends"
+    check "Depends: nothing else (no libssl)" sh -c '! grep -Evx "libc6( \(>= 2\.[0-9]+\))?" "$1"' _ "$T/depends"
     check "Section: libs" [ "$(field Section)" = libs ]
 
     # The target's architecture, read from the module itself, and its
@@ -160,6 +162,10 @@ if [ "$mode" = deb ]; then
         check "hardening: _FORTIFY_SOURCE (checked libc functions imported: $(grep -Eo ' UND __[a-z0-9_]+_chk' "$T/dynsyms" |
             sed 's/ UND //' | grep -v '^__stack_chk' | tr '\n' ' '))" \
             sh -c 'grep -Eo " UND __[a-z0-9_]+_chk" "$1" | grep -vq "__stack_chk"' _ "$T/dynsyms"
+        # one module for every OpenSSL: libc is all it links
+        "$RE" -d -W "$mod" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' > "$T/needed"
+        check "module needs libc.so.6 alone ($(tr '\n' ' ' < "$T/needed"))" \
+            [ "$(tr '\n' ' ' < "$T/needed")" = "libc.so.6 " ]
     else
         bad "no module in the package, or no readelf ($RE)"
     fi
