@@ -303,17 +303,49 @@ static void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
     chapoly_msg_tag(a, CT(a), n, tag);
 }
 
-/* The tag against the first taglen bytes of tag[], in constant time; 1 if equal. */
+/*
+ * The verdict, made public by one branch on it: a conditional store to a
+ * volatile is a branch (it cannot become an unconditional store), and the
+ * result is read back from a constant. So no caller branches on a value
+ * computed from the tag; test/ct/ct.supp names this branch, and only it.
+ * Never inlined or cloned, so the name stays.
+ */
+#if defined(__GNUC__) && !defined(__clang__)
+__attribute__((noipa))
+#else
+__attribute__((noinline))
+#endif
+static int aead_tag_verdict(unsigned diff)
+{
+    volatile int equal = 1;
+
+    if (diff != 0)
+        equal = 0;
+    return equal;
+}
+
+int chapoly_tag_equal(const uint8_t calc[16], const uint8_t *tag, size_t len)
+{
+    const volatile uint8_t *x = calc, *y = tag; /* volatile: no early exit */
+    unsigned diff = 0;
+
+    if (len < 1 || len > 16)
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        diff |= x[i] ^ y[i];
+    return aead_tag_verdict(diff);
+}
+
+/* The tag against the first taglen bytes of tag[]; 1 if equal. */
 static int aead_check(chapoly_aead_msg *a, const uint8_t *tag, size_t taglen)
 {
     uint8_t calc[16];
-    int bad;
+    int ok;
 
     aead_lengths_tag(a, calc);
-    /* no || after the compare: unoptimised, it branches on the result */
-    bad = taglen < 1 || taglen > 16 ? 1 : chapoly_consttime_memneq(calc, tag, taglen);
+    ok = chapoly_tag_equal(calc, tag, taglen);
     chapoly_wipe_inline(calc, sizeof(calc));
-    return !bad;
+    return ok;
 }
 
 /* ---- one message of either shape ---- */

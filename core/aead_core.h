@@ -131,8 +131,15 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len);
 void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc);
 /* The 16-byte tag; the message is done. */
 void chapoly_aead_finish(chapoly_aead *a, uint8_t tag[16]);
-/* 1 if the first taglen (1..16) bytes of the tag equal tag[], in constant time. */
+/* 1 if the first taglen (1..16) bytes of the tag equal tag[] (chapoly_tag_equal). */
 int chapoly_aead_verify(chapoly_aead *a, const uint8_t *tag, size_t taglen);
+/*
+ * The one tag comparison (every open: streamed, one-shot, TLS records,
+ * pipelines): 1 if len is 1..16 and the first len bytes of calc and tag are
+ * equal, else 0. Constant time in the bytes; the result is public (the
+ * caller learns it anyway) and callers may branch on it.
+ */
+int chapoly_tag_equal(const uint8_t calc[16], const uint8_t *tag, size_t len);
 /* Abandon the message: its Poly1305 key and accumulator and unused keystream are wiped. */
 void chapoly_aead_end(chapoly_aead *a);
 /* chapoly_aead_end, and the (sub)key words too. */

@@ -449,9 +449,6 @@ static inline size_t chapoly_aead_lengths_block(uint8_t *c, size_t n, uint64_t a
 /* key bytes -> key words (little-endian). */
 void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);
 
-/* Constant-time comparison: 0 if equal. */
-int chapoly_consttime_memneq(const void *a, const void *b, size_t n);
-
 /* A wipe the optimiser cannot remove. */
 void chapoly_wipe(void *p, size_t n);
 
