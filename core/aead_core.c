@@ -48,11 +48,6 @@ static inline void aead_ctr(const chapoly_aead_msg *a, uint64_t pos, uint32_t ct
     ctr_nonce[3] = a->ctr_nonce[3];
 }
 
-static inline int aead_overlap(const uint8_t *out, const uint8_t *in, size_t len)
-{
-    return (uintptr_t)out < (uintptr_t)in + len && (uintptr_t)in < (uintptr_t)out + len;
-}
-
 /* After a text of n bytes whose whole blocks are hashed: its last partial block waits in ct[]. */
 static void aead_collect_tail(chapoly_aead_msg *a, const uint8_t *c, size_t n)
 {
@@ -79,7 +74,7 @@ static size_t aead_first(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, s
 
     a->phase = AEAD_PHASE_TEXT;
     a->aad_buffered = 0;
-    if (!enc && len > 0 && aead_overlap(out, in, len)) {
+    if (!enc && len > 0 && (out == in || chacha20_partially_overlapping(out, in, len))) {
         _Alignas(64) uint8_t s[AEAD_STAGE_MAX];
 
         if (len > sizeof(s)) { /* the key block alone (no text: any buffer will do) */
