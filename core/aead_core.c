@@ -310,7 +310,7 @@ __attribute__((noipa))
 #else
 __attribute__((noinline))
 #endif
-static int aead_tag_verdict(unsigned diff)
+static int aead_tag_verdict(uint64_t diff)
 {
     volatile int equal = 1;
 
@@ -319,15 +319,21 @@ static int aead_tag_verdict(unsigned diff)
     return equal;
 }
 
+/* The differences ORed, with no branch on a byte; a whole tag as two words. */
 int chapoly_tag_equal(const uint8_t calc[16], const uint8_t *tag, size_t len)
 {
-    const volatile uint8_t *x = calc, *y = tag; /* volatile: no early exit */
-    unsigned diff = 0;
+    uint64_t diff = 0;
 
     if (len < 1 || len > 16)
         return 0;
-    for (size_t i = 0; i < len; i++)
-        diff |= x[i] ^ y[i];
+    if (len == 16) {
+        diff = (load64_le(calc) ^ load64_le(tag)) | (load64_le(calc + 8) ^ load64_le(tag + 8));
+    } else {
+        const volatile uint8_t *x = calc, *y = tag; /* volatile: no early exit */
+
+        for (size_t i = 0; i < len; i++)
+            diff |= (uint8_t)(x[i] ^ y[i]);
+    }
     return aead_tag_verdict(diff);
 }
 
