@@ -253,7 +253,7 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
             n = aead_first(a, out, in, len, enc, aad, aadlen);
         } else if (n > 0) {
             n = n < len ? n : len;
-            chacha20_xor_collect(out, in, KS(a) + a->batch_used, CT(a) + a->batch_used, n, enc);
+            chacha20_xor_keystream(out, in, KS(a) + a->batch_used, CT(a) + a->batch_used, n, enc);
             a->batch_used += (unsigned)n;
         } else if ((a->batch_used & BLOCK_MASK) == 0 && exact) {
             n = aead_span(a, out, in, len, enc);
@@ -449,7 +449,7 @@ __attribute__((aligned(64))) void chapoly_aead_text(chapoly_aead *a, uint8_t *ou
 {
     if (a->phase == AEAD_PHASE_TEXT && len <= a->ks_len - a->batch_used) {
         /* keystream made ahead covers it: no kernel call */
-        chacha20_xor_collect(out, in, a->ks + a->batch_used, a->ct + a->batch_used, len, enc);
+        chacha20_xor_keystream(out, in, a->ks + a->batch_used, a->ct + a->batch_used, len, enc);
         a->batch_used += (unsigned)len;
         a->text_len += len;
     } else if (len > 0) {

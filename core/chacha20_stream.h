@@ -84,22 +84,46 @@ static inline void chacha20_stream_set_partial(chacha20_stream *s, uint32_t bloc
     s->partial_used = used;
 }
 
-/* out = in ^ keystream, eight bytes at a time; out may equal in. */
-static inline void chacha20_xor_bytes(uint8_t *out, const uint8_t *in,
-                                      const uint8_t *keystream, size_t n)
+/* 16 bytes in a general vector register: no intrinsics, no instruction set of its own. */
+typedef uint8_t chacha20_v16 __attribute__((vector_size(16)));
+#define CHACHA20_V16 16
+/* An empty asm in the 0..15-byte tail loop: the compiler keeps it a byte loop (no alias checks). */
+#define CHACHA20_NO_VECTORIZE_HINT() __asm__("")
+
+/*
+ * The one XOR of keystream made ahead: out = in ^ ks over n bytes, and with
+ * ct != NULL the ciphertext (out sealing, in opening) also to ct, which the
+ * AEAD core's MAC hashes later (aead_core.c). Each step reads in before it
+ * writes out, so out == in is safe. Always inlined: it is on the path of
+ * every small streamed update, and each caller's constant ct (and enc)
+ * leaves only the stores that caller needs.
+ */
+CHAPOLY_INLINE void chacha20_xor_keystream(uint8_t *out, const uint8_t *in, const uint8_t *ks,
+                                           uint8_t *ct, size_t n, int enc)
 {
     size_t i = 0;
 
-    for (; i + 8 <= n; i += 8) {
-        uint64_t a, b;
+    for (; i + CHACHA20_V16 <= n; i += CHACHA20_V16) {
+        chacha20_v16 x, y;
 
-        memcpy(&a, in + i, 8);
-        memcpy(&b, keystream + i, 8);
-        a ^= b;
-        memcpy(out + i, &a, 8);
+        memcpy(&x, in + i, CHACHA20_V16);
+        memcpy(&y, ks + i, CHACHA20_V16);
+        y ^= x;
+        if (ct != NULL)
+            memcpy(ct + i, enc ? &y : &x, CHACHA20_V16);
+        memcpy(out + i, &y, CHACHA20_V16);
     }
-    for (; i < n; i++)
-        out[i] = in[i] ^ keystream[i];
+    for (; i < n; i++) {
+        uint8_t x = in[i];
+
+        CHACHA20_NO_VECTORIZE_HINT();
+        if (ct != NULL && !enc)
+            ct[i] = x;
+        x ^= ks[i];
+        if (ct != NULL && enc)
+            ct[i] = x;
+        out[i] = x;
+    }
 }
 
 static inline void chacha20_stream_xor(const chapoly_kernels *k, chacha20_stream *s,
@@ -117,7 +141,7 @@ static inline void chacha20_stream_xor(const chapoly_kernels *k, chacha20_stream
 
         if (n > len)
             n = len;
-        chacha20_xor_bytes(out, in, s->keystream + s->keystream_pos, n);
+        chacha20_xor_keystream(out, in, s->keystream + s->keystream_pos, NULL, n, 0);
         s->keystream_pos += (unsigned)n;
         in += n;
         out += n;
@@ -141,60 +165,6 @@ static inline void chacha20_stream_xor(const chapoly_kernels *k, chacha20_stream
         in += to_wrap * 64;
         out += to_wrap * 64;
         len -= to_wrap * 64;
-    }
-}
-
-/* 16 bytes in a general vector register: no intrinsics, no instruction set of its own. */
-typedef uint8_t chacha20_v16 __attribute__((vector_size(16)));
-#define CHACHA20_V16 16
-/* An empty asm in the 0..15-byte tail loop: the compiler keeps it a byte loop (no alias checks). */
-#define CHACHA20_NO_VECTORIZE_HINT() __asm__("")
-
-/*
- * out = in ^ ks, and the ciphertext (out sealing, in opening) to ct: the
- * AEAD core collects what its MAC hashes later (aead_core.c). out may equal
- * in; ks and ct are the message's. Every load of a step comes before its
- * stores, so out == in is safe.
- */
-static inline void chacha20_xor_collect(uint8_t *out, const uint8_t *in, const uint8_t *ks,
-                                    uint8_t *ct, size_t n, int enc)
-{
-    size_t i = 0;
-
-    if (enc) {
-        for (; i + CHACHA20_V16 <= n; i += CHACHA20_V16) {
-            chacha20_v16 x, y;
-
-            memcpy(&x, in + i, CHACHA20_V16);
-            memcpy(&y, ks + i, CHACHA20_V16);
-            y ^= x;
-            memcpy(ct + i, &y, CHACHA20_V16);
-            memcpy(out + i, &y, CHACHA20_V16);
-        }
-        for (; i < n; i++) {
-            uint8_t y = (uint8_t)(in[i] ^ ks[i]);
-
-            CHACHA20_NO_VECTORIZE_HINT();
-            ct[i] = y;
-            out[i] = y;
-        }
-    } else {
-        for (; i + CHACHA20_V16 <= n; i += CHACHA20_V16) {
-            chacha20_v16 x, y;
-
-            memcpy(&x, in + i, CHACHA20_V16);
-            memcpy(&y, ks + i, CHACHA20_V16);
-            y ^= x;
-            memcpy(ct + i, &x, CHACHA20_V16);
-            memcpy(out + i, &y, CHACHA20_V16);
-        }
-        for (; i < n; i++) {
-            uint8_t x = in[i];
-
-            CHACHA20_NO_VECTORIZE_HINT();
-            ct[i] = x;
-            out[i] = (uint8_t)(x ^ ks[i]);
-        }
     }
 }
 
