@@ -227,15 +227,7 @@ void chapoly_msg_clear(chapoly_aead_msg *m);
 static inline void chapoly_msg_block_state(const chapoly_aead_msg *m, uint32_t ctr,
                                            uint32_t state[16])
 {
-    state[0] = SIGMA0;
-    state[1] = SIGMA1;
-    state[2] = SIGMA2;
-    state[3] = SIGMA3;
-    memcpy(state + 4, m->key, sizeof(m->key));
-    state[12] = ctr;
-    state[13] = m->ctr_nonce[1];
-    state[14] = m->ctr_nonce[2];
-    state[15] = m->ctr_nonce[3];
+    chacha20_input_state(state, m->key, ctr, m->ctr_nonce + 1);
 }
 /*
  * Block 0 (kb) keys the MAC. row == NULL: the AAD waiting goes into it, and

@@ -61,6 +61,26 @@ extern "C" {
 #define SIGMA3 0x6b206574u
 
 /*
+ * The 16-word ChaCha20 input state (RFC 8439 2.3), built here only: the
+ * constants, the key words, the block counter, the nonce words. The
+ * portable kernel's blocks, the AEAD core's key blocks and HChaCha20's input
+ * (the nonce's first word in the counter's place) for chacha20_multi_blocks.
+ */
+CHAPOLY_INLINE void chacha20_input_state(uint32_t s[16], const uint32_t key[8], uint32_t ctr,
+                                         const uint32_t nonce[3])
+{
+    s[0] = SIGMA0;
+    s[1] = SIGMA1;
+    s[2] = SIGMA2;
+    s[3] = SIGMA3;
+    for (int i = 0; i < 8; i++)
+        s[4 + i] = key[i];
+    s[12] = ctr;
+    for (int i = 0; i < 3; i++)
+        s[13 + i] = nonce[i];
+}
+
+/*
  * Poly1305 state. The layout of 'priv' belongs to the kernel level that
  * initialised it (radix 2^64 scalar, 2^26 AVX2 or 2^44 IFMA hash, key
  * powers); a state must be driven by the same table from init to final.
