@@ -297,18 +297,26 @@ struct chapoly_kernels {
 /*
  * Every kernel level the code knows, built in or not, in order, each with
  * the build define that compiles it in (kernels/CMakeLists.txt;
- * CHAPOLY_ALWAYS: every build). The one list of level names: CHAPOLY_LEVELS
- * (for the provider's messages and chapoly_kernels_known), dispatch.c's
- * compiled levels, and the test registration (test/CMakeLists.txt reads
- * the X(...) lines below: keep one level per line, in this form).
+ * CHAPOLY_ALWAYS: every build). The one list of level names, each spelled
+ * once, here: code that names a level (the level tables' .name) uses its
+ * CHAPOLY_LEVEL_* define, and the list gives CHAPOLY_LEVELS (for the
+ * provider's messages and chapoly_kernels_known), dispatch.c's compiled
+ * levels, and the test registration (test/CMakeLists.txt reads the defines
+ * and the X(...) lines below: keep one of each per line, in this form).
  */
-#define CHAPOLY_LEVEL_LIST(X)               \
-    X("portable", CHAPOLY_ALWAYS)           \
-    X("avx2", CHAPOLY_HAVE_AVX2)            \
-    X("avx512vl", CHAPOLY_HAVE_AVX512)      \
-    X("avx512-noifma", CHAPOLY_HAVE_AVX512) \
-    X("avx512", CHAPOLY_HAVE_AVX512)        \
-    X("neon", CHAPOLY_HAVE_NEON)
+#define CHAPOLY_LEVEL_PORTABLE "portable"
+#define CHAPOLY_LEVEL_AVX2 "avx2"
+#define CHAPOLY_LEVEL_AVX512VL "avx512vl"
+#define CHAPOLY_LEVEL_AVX512_NOIFMA "avx512-noifma"
+#define CHAPOLY_LEVEL_AVX512 "avx512"
+#define CHAPOLY_LEVEL_NEON "neon"
+#define CHAPOLY_LEVEL_LIST(X)                            \
+    X(CHAPOLY_LEVEL_PORTABLE, CHAPOLY_ALWAYS)            \
+    X(CHAPOLY_LEVEL_AVX2, CHAPOLY_HAVE_AVX2)             \
+    X(CHAPOLY_LEVEL_AVX512VL, CHAPOLY_HAVE_AVX512)       \
+    X(CHAPOLY_LEVEL_AVX512_NOIFMA, CHAPOLY_HAVE_AVX512)  \
+    X(CHAPOLY_LEVEL_AVX512, CHAPOLY_HAVE_AVX512)         \
+    X(CHAPOLY_LEVEL_NEON, CHAPOLY_HAVE_NEON)
 
 /* "best, portable, avx2, ...": every name a request may use ("best" first). */
 #define CHAPOLY_LEVEL_NAME_(name, build) ", " name

@@ -28,7 +28,7 @@
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_avx2 = {
-    .name = "avx2",
+    .name = CHAPOLY_LEVEL_AVX2,
     .features = "AVX2 BMI2",
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 0, .aead_chunk = 0,
                 CHAPOLY_AVX2_POLY_SHAPES, .first_max = 1984, .chacha_batch = 512,

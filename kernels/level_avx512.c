@@ -31,7 +31,7 @@
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_avx512 = {
-    .name = "avx512",
+    .name = CHAPOLY_LEVEL_AVX512,
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ IFMA",
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 2048,
                 .aead_chunk = 16384, .poly_vector_min = 20, .poly_vector2_min = 64,
@@ -52,7 +52,7 @@ const chapoly_kernels chapoly_kernels_avx512 = {
 };
 
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
-    .name = "avx512-noifma",
+    .name = CHAPOLY_LEVEL_AVX512_NOIFMA,
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
     .shapes = { .one_block_rows = 1, .chacha_pairs_min = 2048, .aead_chunk = 0,
                 CHAPOLY_AVX2_POLY_SHAPES, .first_max = 1984, .chacha_batch = 1024,

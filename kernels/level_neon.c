@@ -14,7 +14,7 @@
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_neon = {
-    .name = "neon",
+    .name = CHAPOLY_LEVEL_NEON,
     .features = "AArch64 Advanced SIMD (ASIMD)",
     .shapes = { .chacha_wide_min = 512, .aead_chunk = 0, .poly_vector_min = 24,
                 .first_max = 1984, .chacha_batch = 256, .stream_min = 256, .stream_fill = 1 },
