@@ -174,9 +174,10 @@ static size_t aead_span(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, si
  * needed (exact), else half the text so far (at least the level's
  * shapes.stream_min) in whole batches of the level (shapes.chacha_batch),
  * up to ks_cap, then ending on the grid AEAD_GRID_AT + k ks_cap of text
- * (unless ks_cap is one pair of the level's batches in flight; measured:
- * a 4 or 8 KiB stream ends in a batch, 4097-4352 B need no 2 KiB refill);
- * or (shapes.stream_fill) the rest of len_hint in whole batches, no grid.
+ * (unless ks_cap is one pair of the level's batches in flight), so that a
+ * 4 or 8 KiB stream ends in a batch and one a few blocks longer makes no
+ * full refill for them; or (shapes.stream_fill) the rest of len_hint in
+ * whole batches, no grid.
  */
 static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 {

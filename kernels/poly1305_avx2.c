@@ -36,8 +36,7 @@
  * The crossovers are the table's shapes (kernels.h, chapoly_shapes; their
  * values per CPU in the level tables and cpu_profiles.c):
  *   poly-vector   the vector path from this many blocks: a core with
- *                 1-cycle vector latency crosses over earlier than one
- *                 with 2;
+ *                 shorter vector latency crosses over earlier;
  *   poly-stream, poly-warm: once the powers exist or poly-stream blocks
  *                 went scalar, calls from poly-warm blocks take the vector
  *                 path (see poly1305_avx512ifma.c for why not lower);

@@ -88,10 +88,8 @@
  *                 again costs more than the stores and the wipe; folding
  *                 from registers costs less than storing the lanes and
  *                 folding them from memory later, and a short next call
- *                 then runs scalar instead of a partial batch (a 1215-byte
- *                 seal's 72 + 5 blocks: 0.92 -> 1.04x the pre-contract
- *                 build b460290; 2048 B as before, AMD EPYC family 26
- *                 model 2);
+ *                 then runs scalar instead of a partial batch (measured:
+ *                 docs/performance.md);
  *   poly-tail     a call of fewer blocks than this that finds lanes pending
  *                 (or the blocks after the last whole batch of a call that
  *                 continues them) folds the lanes and hashes the blocks
