@@ -133,8 +133,8 @@ static int chacha20_decrypt_init(void *vctx, const unsigned char *key, size_t ke
 }
 
 /*
- * Why an update is refused, off the data path. The out-of-line parts of
- * chacha20_update take its own arguments, so reaching them moves nothing.
+ * Why an update is refused, off the data path. It takes chacha20_update's
+ * own arguments, so reaching it moves nothing.
  */
 static __attribute__((noinline, cold)) int chacha20_refuse(void *vctx, unsigned char *out,
                                                             size_t *outl, size_t outsize,
