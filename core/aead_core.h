@@ -188,7 +188,7 @@ static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels 
     m->phase = AEAD_PHASE_KEY;
 }
 
-/* A finished streaming message's text length, for the next messages' refills (stream-fill). */
+/* A finished streaming message's text length, for the next messages' refills (stream_fill). */
 static inline void chapoly_msg_note_len(chapoly_aead_msg *m)
 {
     uint32_t n = m->text_len < UINT32_MAX ? (uint32_t)m->text_len : UINT32_MAX;

@@ -13,12 +13,12 @@
  *    4r..4r+3); the diagonal round rotates rows 1..3 with ext and back.
  *    Fewer instructions than a vertical batch for one to three blocks:
  *    short messages and the last blocks.
- *  - wide, 5 blocks, from the table's "chacha-wide" bytes (0: never): a
+ *  - wide, 5 blocks, from the table's chacha_wide_min bytes (0: never): a
  *    vertical batch and a fifth block in general registers in one loop
  *    body, so the integer pipes work beside the two vector pipes of a big
  *    core. It executes more instructions per block for more blocks in
  *    flight (counts: docs/performance.md); which is faster depends on the
- *    core, so it is a path choice ("chacha-wide=0" turns it off).
+ *    core, and no AArch64 core has timed it yet (level_neon.c).
  * Rotations: by 16 with rev32 (16-bit lanes), by 8 with tbl, by 12 and 7
  * with shl + sri (shift and insert). The vertical rounds need no lane
  * shuffle; the row rounds need ext (three before and three after each

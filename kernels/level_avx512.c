@@ -11,14 +11,14 @@
  * The IFMA Poly1305 crossovers of "avx512" are those for a CPU with no
  * profile row (cpu_profiles.c), not slower than the scalar code on any core
  * estimated; the rows set what each core prefers. A streaming refill is at
- * least one zmm column batch (stream-min): a longer one makes a short
+ * least one zmm column batch (stream_min): a longer one makes a short
  * message in two updates pay for keystream it never uses.
  * "avx512-noifma" takes its AVX2 Poly1305 crossovers from "avx2".
- * "first-head=long" (both): a one-shot whose text after the head is whole
+ * first_long (both): a one-shot whose text after the head is whole
  * batches, at least two, starts with two batches beside the key block,
  * which run in flight as a pair (chacha-pairs); the ymm levels have no
- * pair in that call and keep "short" (the measurements:
- * docs/performance.md, "Measurements behind the code").
+ * pair in that call and keep 0 (the measurements: docs/performance.md,
+ * "Measurements behind the code").
  * No function in these tables looks at the CPU: a table is handed out only
  * on a CPU that runs every object its functions live in. Entries a level
  * does not accelerate point at the portable functions. The ChaCha20 entries

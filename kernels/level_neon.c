@@ -6,7 +6,7 @@
  * read in cpu_features.c). The ChaCha20 entries and the Poly1305 entries
  * are owned by different kernel files; keep each group's lines together.
  * HChaCha20 is one serial block: the portable function.
- * Shapes: the five-block ChaCha20 steps from 512 bytes ("chacha-wide"), the
+ * Shapes: the five-block ChaCha20 steps from 512 bytes (chacha_wide_min), the
  * vector Poly1305 from 24 blocks ("poly-vector"), both set by instruction
  * counts under qemu (scripts/arm64-insn-count.sh): no AArch64 core has
  * timed them yet.
