@@ -67,15 +67,10 @@ static BATCH_MANY void subkeys(chapoly_batch *b, const uint32_t kw[8],
     if (n == 0)
         return;
     for (size_t i = 0; i < n; i++) { /* HChaCha20's input: key, nonce[0..15] */
-        uint32_t *s = states + 16 * i;
+        uint32_t nw[3] = { load32_le(nonces[i] + 4), load32_le(nonces[i] + 8),
+                           load32_le(nonces[i] + 12) };
 
-        s[0] = SIGMA0;
-        s[1] = SIGMA1;
-        s[2] = SIGMA2;
-        s[3] = SIGMA3;
-        memcpy(s + 4, kw, 32);
-        for (int j = 0; j < 4; j++)
-            s[12 + j] = load32_le(nonces[i] + 4 * j);
+        chacha20_input_state(states + 16 * i, kw, load32_le(nonces[i]), nw);
     }
     b->k->chacha20_multi_blocks(b->k, out, states, n);
     for (size_t i = 0; i < n; i++) {

@@ -131,8 +131,15 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len);
 void chapoly_aead_text(chapoly_aead *a, uint8_t *out, const uint8_t *in, size_t len, int enc);
 /* The 16-byte tag; the message is done. */
 void chapoly_aead_finish(chapoly_aead *a, uint8_t tag[16]);
-/* 1 if the first taglen (1..16) bytes of the tag equal tag[], in constant time. */
+/* 1 if the first taglen (1..16) bytes of the tag equal tag[] (chapoly_tag_equal). */
 int chapoly_aead_verify(chapoly_aead *a, const uint8_t *tag, size_t taglen);
+/*
+ * The one tag comparison (every open: streamed, one-shot, TLS records,
+ * pipelines): 1 if len is 1..16 and the first len bytes of calc and tag are
+ * equal, else 0. Constant time in the bytes; the result is public (the
+ * caller learns it anyway) and callers may branch on it.
+ */
+int chapoly_tag_equal(const uint8_t calc[16], const uint8_t *tag, size_t len);
 /* Abandon the message: its Poly1305 key and accumulator and unused keystream are wiped. */
 void chapoly_aead_end(chapoly_aead *a);
 /* chapoly_aead_end, and the (sub)key words too. */
@@ -181,7 +188,7 @@ static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels 
     m->phase = AEAD_PHASE_KEY;
 }
 
-/* A finished streaming message's text length, for the next messages' refills (stream-fill). */
+/* A finished streaming message's text length, for the next messages' refills (stream_fill). */
 static inline void chapoly_msg_note_len(chapoly_aead_msg *m)
 {
     uint32_t n = m->text_len < UINT32_MAX ? (uint32_t)m->text_len : UINT32_MAX;
@@ -220,15 +227,7 @@ void chapoly_msg_clear(chapoly_aead_msg *m);
 static inline void chapoly_msg_block_state(const chapoly_aead_msg *m, uint32_t ctr,
                                            uint32_t state[16])
 {
-    state[0] = SIGMA0;
-    state[1] = SIGMA1;
-    state[2] = SIGMA2;
-    state[3] = SIGMA3;
-    memcpy(state + 4, m->key, sizeof(m->key));
-    state[12] = ctr;
-    state[13] = m->ctr_nonce[1];
-    state[14] = m->ctr_nonce[2];
-    state[15] = m->ctr_nonce[3];
+    chacha20_input_state(state, m->key, ctr, m->ctr_nonce + 1);
 }
 /*
  * Block 0 (kb) keys the MAC. row == NULL: the AAD waiting goes into it, and

@@ -40,21 +40,13 @@ void chapoly_msg_text_ks(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, s
 {
     size_t whole = len & ~BLOCK_MASK;
 
-    if (enc && mac != NULL) {
-        chacha20_xor_collect(out, in, ks, mac, whole, 1);
-    } else {
-        for (size_t i = 0; i < whole; i += CHACHA20_V16) {
-            chacha20_v16 x, y;
-
-            memcpy(&x, in + i, CHACHA20_V16);
-            memcpy(&y, ks + i, CHACHA20_V16);
-            y ^= x;
-            memcpy(out + i, &y, CHACHA20_V16);
-        }
-    }
+    if (enc && mac != NULL)
+        chacha20_xor_keystream(out, in, ks, mac, whole, 1);
+    else
+        chacha20_xor_keystream(out, in, ks, NULL, whole, 0);
     /* the last partial block: its ciphertext straight to ct[] (out is not read back) */
-    chacha20_xor_collect(out + whole, in + whole, ks + whole, chapoly_msg_ct(a), len - whole,
-                         enc);
+    chacha20_xor_keystream(out + whole, in + whole, ks + whole, chapoly_msg_ct(a), len - whole,
+                           enc);
     a->batch_start += whole;
     a->batch_used = a->ks_len = (unsigned)(len - whole);
     a->text_len += len;

@@ -90,7 +90,7 @@ void chapoly_poly1305_update(const chapoly_kernels *k, poly1305_state *st,
  * hosts it is made in two 64-bit words and written back whole: the block
  * function reads it as 64-bit words, and a load that spans a byte store
  * and a memset's stores is not forwarded (it waits for them to reach the
- * cache: ~10 % of a 100-byte EVP MAC on the Zen 5 development machine).
+ * cache; measured: docs/performance.md).
  * Bytes past buflen may be stale (or, in a state on the stack, never
  * written); the masks drop them.
  */

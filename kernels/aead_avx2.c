@@ -9,7 +9,7 @@
  * ports. One asm block per batch holds both: 10 double rounds of the
  * column state (the register plan of chacha20_ymm.h) with up to 40
  * Poly1305 blocks spread over the quarter-round pairs, so the blocks of a
- * neighbouring batch are hashed in the same cycles. That wins where the
+ * neighbouring batch are hashed at the same time. That wins where the
  * integer and vector pipes are separate (AMD) and loses where mulx shares
  * ports with the vector rounds (Intel): cpu_profiles.c. The hash h0 h1 h2
  * stays in general registers, the key words r0 r1 s1 are memory operands
@@ -83,9 +83,9 @@ static const __m256i rot_tbl[2] = {
  * most one with two or one, the rest with none (counts in C; every loop
  * may run zero times). The counters are memory operands.
  * Not inlined (but in sanitizer builds): stitched_range calls it for
- * whole batches and for the last, partial one, and one copy of its ~6 KiB
- * of loop code serves both (a copy per call site put both in the path of a
- * 576-1350 byte seal; bench/results/kernel-notes.md).
+ * whole batches and for the last, partial one, and one copy of its loop
+ * code serves both (a copy per call site put both in the path of a short
+ * seal; docs/performance.md).
  */
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
@@ -238,8 +238,8 @@ stitched_range(uint8_t *out, const uint8_t *in, size_t len, size_t pre, size_t h
 /*
  * Inlined in both entries below, so that in aead_first_xor_hash_avx2 the
  * one scrub after stitched_range also covers head_batch's frame, which
- * lies at the same depth (a separate 1 KiB scrub for it cost 2-4 % of a
- * 512-1024 byte seal).
+ * lies at the same depth (a separate scrub for it slowed short seals:
+ * docs/performance.md).
  */
 CHAPOLY_INLINE void range_body(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
                                size_t len, size_t pre, size_t hash_len, const uint32_t key[8],
@@ -260,7 +260,7 @@ CHAPOLY_INLINE void range_body(const chapoly_kernels *kt, uint8_t *out, const ui
          * What the last batch wrote (sealing): at most a batch's 32 blocks,
          * scalar. Through poly1305_blocks_avx2 the state, warm after the
          * stitched blocks, would build its key powers for them and leave
-         * lanes for the final (1350-byte seal: 2.5k -> 2.2k cycles).
+         * lanes for the final, which costs more (docs/performance.md).
          */
         size_t nb = (pre + hash_len - done) / 16;
 

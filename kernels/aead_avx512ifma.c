@@ -5,22 +5,21 @@
  * profile or a forced path: cpu_profiles.c). That table requires IFMA
  * (dispatch.c) and is the only user of this file. The split form, the
  * level's default ("aead=split"), is the generic one (generic.c): chunk by
- * chunk (shapes.aead_chunk, 16 KiB, which stay in L1) ChaCha20 with two
- * 16-lane batches in flight and then the 16-lane IFMA hash of the chunk.
- * Where a dependent vpaddd/vpxord/vprold takes 1 cycle the vector ports
- * are saturated by the ChaCha20 rounds alone and the split form is the
- * faster one; so is it against IFMA steps beside the double rounds of a
- * two-batch loop, around which the compiler parks ChaCha20 words (the
- * measurements: bench/results/kernel-notes.md).
+ * chunk (shapes.aead_chunk, sized to stay in L1) ChaCha20 with two 16-lane
+ * batches in flight and then the 16-lane IFMA hash of the chunk. Where the
+ * ChaCha20 rounds alone keep the vector ports busy (short-latency dependent
+ * vpaddd/vpxord/vprold) the split form is the faster one, also against IFMA
+ * steps beside the double rounds of a two-batch loop, around which the
+ * compiler parks ChaCha20 words (docs/performance.md).
  *
  * Stitched: a 16-lane ChaCha20 batch (1024 bytes) is a chain of 80
  * dependent quarter rounds per lane group and leaves vector ports idle
- * where a dependent vector op takes 2 cycles. The IFMA Poly1305 steps
+ * where dependent vector ops have a long latency. The IFMA Poly1305 steps
  * of the neighbouring kilobyte (8 steps of 8 lanes,
  * two accumulators stepping by r^16, exactly run16 of poly1305_avx512ifma.c)
  * are placed between its double rounds, one step after each of double
- * rounds 2..9, so both run in the same cycles, while the hashed kilobyte is
- * still in L1.
+ * rounds 2..9, so both run at once, while the hashed kilobyte is still
+ * in L1.
  *
  * Stitched pipelines over n kilobytes (chunk i = bytes 1024 i .. 1024 i + 1023):
  *   seal  chacha(0) + hash(prev_ciphertext) if the caller passes the

@@ -9,7 +9,7 @@
  * up to eight messages whose states are still scalar (W_STATE 0: no lanes,
  * no powers) and whose texts are at most LANES_MAX blocks steps together
  * for as many blocks as its shortest message has (when that is at least
- * the table's "multi-lanes", else not at all); the hashes go back to
+ * the table's multi_lanes_min, else not at all); the hashes go back to
  * each state's radix-2^64 head, and each message's remaining blocks run
  * the scalar chain (sc_blocks_mem). Any other message goes to
  * poly1305_blocks_avx512ifma. Absent lanes hash zeros under a zero key.
@@ -87,7 +87,7 @@ CHAPOLY_DEFINE_SCRUB(scrub_lanes, 1024)
 
 /*
  * The group's common blocks (steps: its shortest message's) in lanes if
- * there are at least lanes_min ("multi-lanes"; steps >= 1 always, as every
+ * there are at least lanes_min (multi_lanes_min; steps >= 1 always, as every
  * message has a block), then each message's rest in its scalar chain. steps
  * is kept in general registers as the group grows (a vector min here would
  * move a length out of a vector register into a branch, which ct_objdump

@@ -24,7 +24,7 @@ typedef void blocks_fn(const chapoly_kernels *kt, poly1305_state *st, const uint
  * function. Consecutive short chains overlap only through out-of-order
  * execution. (Two chains stepped together in C with the sc_mul_r
  * intrinsics make the compiler spill the carries of both through the
- * stack, and ran slower: bench/results/kernel-notes.md.)
+ * stack, and ran slower: docs/performance.md.)
  */
 CHAPOLY_INLINE void multi_poly(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
                                const size_t len[], size_t n, blocks_fn *blocks)

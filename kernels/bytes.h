@@ -3,7 +3,7 @@
  * Little-endian loads and stores and a small inline wipe: for the kernels
  * (through kernels_impl.h), the AEAD format in kernels.h and the AEAD
  * core. bytes.c holds the out-of-line byte helpers declared in kernels.h
- * (wipe, constant-time compare, key words).
+ * (wipe, key words).
  */
 #ifndef CHAPOLY_BYTES_H
 #define CHAPOLY_BYTES_H

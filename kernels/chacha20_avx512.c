@@ -187,16 +187,14 @@ _Alignas(64) static const uint32_t zp_consts[48] = {
 
 /*
  * Two whole column batches in flight (2048 bytes, counters c0 .. c0 + 31):
- * len is a multiple of 2048, > 0; the rounds in ZP_ROUNDS2 (about 1.3 KiB
- * of code). Where a dependent vector add/xor/rotate takes 2 cycles one
- * batch leaves the vector ports half idle; where one batch saturates them
+ * len is a multiple of 2048, > 0; the rounds in ZP_ROUNDS2, an asm loop.
+ * Where dependent vector adds/xors/rotates have a long latency one batch
+ * leaves the vector ports half idle; where one batch saturates them
  * already the alternation costs nothing. The compiler's own form (the
- * pair's 32 words as C variables) either spilled words in a loop (1.25x
- * the time) or, fully unrolled, made 14 KiB of code: with the IFMA
- * Poly1305 and the rest of a seal that did not fit the instruction caches,
- * and seals of 2-4 KiB ran 1.3-1.5x slower or not depending on where the
- * linker put the code (AMD EPYC family 26 model 2). st holds y's round
- * state until it is fed forward (as secret as the key): wiped here.
+ * pair's 32 words as C variables) either spilled words in a loop or, fully
+ * unrolled, made more code than the instruction caches hold beside the
+ * IFMA Poly1305 and the rest of a seal (docs/performance.md). st holds y's
+ * round state until it is fed forward (as secret as the key): wiped here.
  */
 static __attribute__((noinline)) void
 cols32_full_zmm(uint8_t *key_block, uint8_t *out, const uint8_t *in, size_t len,

@@ -11,16 +11,14 @@
  *    bytes on (4 blocks cost about as many instructions as three rows).
  *  - rows, 1 or 2 blocks: register r holds row r of one block (words
  *    4r..4r+3); the diagonal round rotates rows 1..3 with ext and back.
- *    About 400 instructions per block against about 1200 per vertical
- *    batch: short messages and the last one to three blocks.
- *  - wide, 5 blocks, from the table's "chacha-wide" bytes (0: never): a
+ *    Fewer instructions than a vertical batch for one to three blocks:
+ *    short messages and the last blocks.
+ *  - wide, 5 blocks, from the table's chacha_wide_min bytes (0: never): a
  *    vertical batch and a fifth block in general registers in one loop
  *    body, so the integer pipes work beside the two vector pipes of a big
- *    core. It executes more instructions per block (about 470 against 330
- *    for vertical batches alone; OpenSSL's 6 x NEON + 2 x integer loop about
- *    525, counted under qemu by scripts/arm64-insn-count.sh) for more
- *    blocks in flight; which is faster depends on the core, so it is a path
- *    choice ("chacha-wide=0" turns it off).
+ *    core. It executes more instructions per block for more blocks in
+ *    flight (counts: docs/performance.md); which is faster depends on the
+ *    core, and no AArch64 core has timed it yet (level_neon.c).
  * Rotations: by 16 with rev32 (16-bit lanes), by 8 with tbl, by 12 and 7
  * with shl + sri (shift and insert). The vertical rounds need no lane
  * shuffle; the row rounds need ext (three before and three after each

@@ -28,20 +28,6 @@ CHAPOLY_INLINE void chacha20_rounds(uint32_t x[16])
     }
 }
 
-CHAPOLY_INLINE void chacha20_init_state(uint32_t s[16], const uint32_t key[8],
-                                        const uint32_t ctr, const uint32_t nonce[3])
-{
-    s[0] = SIGMA0;
-    s[1] = SIGMA1;
-    s[2] = SIGMA2;
-    s[3] = SIGMA3;
-    for (int i = 0; i < 8; i++)
-        s[4 + i] = key[i];
-    s[12] = ctr;
-    for (int i = 0; i < 3; i++)
-        s[13 + i] = nonce[i];
-}
-
 /*
  * One keystream block as words. The feed-forward reads the key and nonce
  * from the caller's arrays again instead of from a copy of the input
@@ -51,7 +37,7 @@ CHAPOLY_INLINE void chacha20_init_state(uint32_t s[16], const uint32_t key[8],
 CHAPOLY_INLINE void chacha20_block_words(uint32_t x[16], const uint32_t key[8],
                                          const uint32_t ctr, const uint32_t nonce[3])
 {
-    chacha20_init_state(x, key, ctr, nonce);
+    chacha20_input_state(x, key, ctr, nonce);
     chacha20_rounds(x);
     x[0] += SIGMA0;
     x[1] += SIGMA1;
@@ -148,7 +134,7 @@ static CHAPOLY_NOINLINE void hchacha20_impl(uint8_t subkey[32], const uint8_t ke
         k[i] = load32_le(key + 4 * i);
     for (int i = 0; i < 4; i++)
         n[i] = load32_le(nonce + 4 * i);
-    chacha20_init_state(x, k, n[0], n + 1);
+    chacha20_input_state(x, k, n[0], n + 1);
     chacha20_rounds(x); /* no feed-forward: that is what makes it a KDF */
     for (int i = 0; i < 4; i++) {
         store32_le(subkey + 4 * i, x[i]);

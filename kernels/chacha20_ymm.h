@@ -411,8 +411,8 @@ CHAPOLY_INLINE void cols_batch_asm_ymm(const __m256i init[16], __m256i w[16],
 
 /*
  * ---- "avx2" column batch pairs ("chacha-pairs") ----
- * Where a dependent vector add, xor, shift or shuffle takes 2 cycles (AMD
- * Zen 5), one 8-lane batch is bound by its chain of dependent ops, not by
+ * Where dependent vector adds, xors, shifts and shuffles have a long
+ * latency, one 8-lane batch is bound by its chain of dependent ops, not by
  * the ports: half of them stay idle. Two batches X and Y in flight fill
  * them; their 32 words cannot live in 16 registers, so they live in a
  * 1 KiB state array st (X's words at bytes 0..511, Y's at 512..1023, word
@@ -422,10 +422,10 @@ CHAPOLY_INLINE void cols_batch_asm_ymm(const __m256i init[16], __m256i w[16],
  * steps reuse the registers but not their values, so the core renames
  * them and overlaps the steps. Order per double round: X's columns, Y's
  * columns, X's diagonals, Y's diagonals: a step's inputs were stored at
- * least one step earlier. On a core where the ops take 1 cycle (Zen 2-4,
- * Intel) the loads and stores cost more than they free (llvm-mca: about
- * 1.5x the cycles of two single batches): a CPU profile choice, off by
- * default (level_avx2.c, cpu_profiles.c).
+ * least one step earlier. On a core where the ops have a short latency
+ * the loads and stores cost more than they free (estimates:
+ * docs/performance.md): a CPU profile choice, off by default
+ * (level_avx2.c, cpu_profiles.c).
  */
 #define CP_L(r, off) "vmovdqa " #off "(%[s]), %%ymm" #r "\n\t"
 #define CP_S(r, off) "vmovdqa %%ymm" #r ", " #off "(%[s])\n\t"
@@ -499,9 +499,9 @@ CHAPOLY_INLINE void cols_pair_full_asm_ymm(const __m256i init[32], __m256i st[32
 /*
  * Partial blocks straight from keystream registers (the avx2 ChaCha20 and
  * the zmm batches' last block): whole 32/16-byte pieces, then 8/4/2/1 bytes,
- * nothing read or written past n, no masked store (on Zen 5 the MAC's loads
- * of the ciphertext right after waited far longer on a byte-masked store's
- * bytes; bench/results/kernel-notes.md).
+ * nothing read or written past n, no masked store: the MAC's loads of the
+ * ciphertext right after can wait long on a byte-masked store's bytes
+ * (docs/performance.md).
  */
 CHAPOLY_INLINE void xor32(uint8_t *out, const uint8_t *in, __m256i ks)
 {

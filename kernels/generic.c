@@ -72,7 +72,7 @@ void chapoly_generic_xor_hash_range(const chapoly_kernels *k, uint8_t *out, cons
  * The key block and the first head bytes of text in one call (up to
  * shapes.first_max, chosen so that whole ChaCha20 batches, shapes.chacha_batch,
  * follow; where first_max - chacha_batch bytes would leave only whole
- * batches, at least two, "first-head=long" takes one batch more: the
+ * batches, at least two, shapes.first_long takes one batch more: the
  * call makes two batches, which the zmm ChaCha20 runs in flight
  * together), the MAC keyed and the AAD in,
  * then the rest as a range whose pre bytes are the head's ciphertext, so
@@ -92,7 +92,7 @@ void chapoly_generic_first_xor_hash(const chapoly_kernels *k, uint8_t *out, cons
                       : base + ((len - base) & (batch - 1) & ~(size_t)(CHACHA20_BLOCK_BYTES - 1));
 
     if (head == base && len - base >= 2 * batch && k->shapes.first_long)
-        head = base + batch; /* "first-head=long": one batch more beside the key block */
+        head = base + batch; /* first_long: one batch more beside the key block */
     uint32_t next[4] = { ctr_nonce[0] + 1 + (uint32_t)(head / CHACHA20_BLOCK_BYTES),
                          ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
 

@@ -61,6 +61,26 @@ extern "C" {
 #define SIGMA3 0x6b206574u
 
 /*
+ * The 16-word ChaCha20 input state (RFC 8439 2.3), built here only: the
+ * constants, the key words, the block counter, the nonce words. The
+ * portable kernel's blocks, the AEAD core's key blocks and HChaCha20's input
+ * (the nonce's first word in the counter's place) for chacha20_multi_blocks.
+ */
+CHAPOLY_INLINE void chacha20_input_state(uint32_t s[16], const uint32_t key[8], uint32_t ctr,
+                                         const uint32_t nonce[3])
+{
+    s[0] = SIGMA0;
+    s[1] = SIGMA1;
+    s[2] = SIGMA2;
+    s[3] = SIGMA3;
+    for (int i = 0; i < 8; i++)
+        s[4 + i] = key[i];
+    s[12] = ctr;
+    for (int i = 0; i < 3; i++)
+        s[13 + i] = nonce[i];
+}
+
+/*
  * Poly1305 state. The layout of 'priv' belongs to the kernel level that
  * initialised it (radix 2^64 scalar, 2^26 AVX2 or 2^44 IFMA hash, key
  * powers); a state must be driven by the same table from init to final.
@@ -277,18 +297,26 @@ struct chapoly_kernels {
 /*
  * Every kernel level the code knows, built in or not, in order, each with
  * the build define that compiles it in (kernels/CMakeLists.txt;
- * CHAPOLY_ALWAYS: every build). The one list of level names: CHAPOLY_LEVELS
- * (for the provider's messages and chapoly_kernels_known), dispatch.c's
- * compiled levels, and the test registration (test/CMakeLists.txt reads
- * the X(...) lines below: keep one level per line, in this form).
+ * CHAPOLY_ALWAYS: every build). The one list of level names, each spelled
+ * once, here: code that names a level (the level tables' .name) uses its
+ * CHAPOLY_LEVEL_* define, and the list gives CHAPOLY_LEVELS (for the
+ * provider's messages and chapoly_kernels_known), dispatch.c's compiled
+ * levels, and the test registration (test/CMakeLists.txt reads the defines
+ * and the X(...) lines below: keep one of each per line, in this form).
  */
-#define CHAPOLY_LEVEL_LIST(X)               \
-    X("portable", CHAPOLY_ALWAYS)           \
-    X("avx2", CHAPOLY_HAVE_AVX2)            \
-    X("avx512vl", CHAPOLY_HAVE_AVX512)      \
-    X("avx512-noifma", CHAPOLY_HAVE_AVX512) \
-    X("avx512", CHAPOLY_HAVE_AVX512)        \
-    X("neon", CHAPOLY_HAVE_NEON)
+#define CHAPOLY_LEVEL_PORTABLE "portable"
+#define CHAPOLY_LEVEL_AVX2 "avx2"
+#define CHAPOLY_LEVEL_AVX512VL "avx512vl"
+#define CHAPOLY_LEVEL_AVX512_NOIFMA "avx512-noifma"
+#define CHAPOLY_LEVEL_AVX512 "avx512"
+#define CHAPOLY_LEVEL_NEON "neon"
+#define CHAPOLY_LEVEL_LIST(X)                            \
+    X(CHAPOLY_LEVEL_PORTABLE, CHAPOLY_ALWAYS)            \
+    X(CHAPOLY_LEVEL_AVX2, CHAPOLY_HAVE_AVX2)             \
+    X(CHAPOLY_LEVEL_AVX512VL, CHAPOLY_HAVE_AVX512)       \
+    X(CHAPOLY_LEVEL_AVX512_NOIFMA, CHAPOLY_HAVE_AVX512)  \
+    X(CHAPOLY_LEVEL_AVX512, CHAPOLY_HAVE_AVX512)         \
+    X(CHAPOLY_LEVEL_NEON, CHAPOLY_HAVE_NEON)
 
 /* "best, portable, avx2, ...": every name a request may use ("best" first). */
 #define CHAPOLY_LEVEL_NAME_(name, build) ", " name
@@ -448,9 +476,6 @@ static inline size_t chapoly_aead_lengths_block(uint8_t *c, size_t n, uint64_t a
 
 /* key bytes -> key words (little-endian). */
 void chapoly_load_key(uint32_t key[8], const uint8_t bytes[32]);
-
-/* Constant-time comparison: 0 if equal. */
-int chapoly_consttime_memneq(const void *a, const void *b, size_t n);
 
 /* A wipe the optimiser cannot remove. */
 void chapoly_wipe(void *p, size_t n);

@@ -177,8 +177,8 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *k, uint8_t key_block[64],
                                 const uint32_t ctr_nonce[4]);
 /*
  * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set (VEX,
- * vpshufb and shift rotates, register tail): not a table entry yet, a
- * candidate for the per-CPU one-block choice.
+ * vpshufb and shift rotates, register tail): the "chacha-one=rows" form of a
+ * lone block at the avx2 level.
  */
 void chacha20_xor_row1_avx2(uint8_t *out, const uint8_t *in, size_t len,
                             const uint32_t key[8], const uint32_t ctr_nonce[4]);

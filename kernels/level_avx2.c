@@ -13,13 +13,11 @@
  * ports with the vector rounds (Intel), so only a profile row turns it on.
  *
  * Poly1305 (poly1305_avx2.c): the POLY1305 MAC takes the vector path from
- * 22 blocks ("poly-mac"), where the slowest vector latency (2 cycles a
- * dependent op) crosses over in a tight MAC loop; the AEADs from 32
- * ("poly-vector"): inside a record (libssl's and the core's work between
- * the calls) the vector start costs more, and records of 24-31 blocks hashed
- * in 4 lanes were 6-12 % slower than with the scalar hash (bench_evp
- * --base, 384-447 B seal, TLS 1.2 records, AMD EPYC family 26 model 2).
- * Cores with 1-cycle vector ops may get earlier ones from their profile row.
+ * "poly-mac" blocks, where the slowest vector latency crosses over in a
+ * tight MAC loop; the AEADs later, from "poly-vector": inside a record
+ * (libssl's and the core's work between the calls) the vector start costs
+ * more. Cores with shorter vector latency may get earlier crossovers from
+ * their profile row (the measurements: docs/performance.md).
  *
  * HChaCha20 is one serial block with nothing to interleave: the form the
  * path "chacha-one" picks for a lone ChaCha20 block (an xmm row set, or the
@@ -28,7 +26,7 @@
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_avx2 = {
-    .name = "avx2",
+    .name = CHAPOLY_LEVEL_AVX2,
     .features = "AVX2 BMI2",
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 0, .aead_chunk = 0,
                 CHAPOLY_AVX2_POLY_SHAPES, .first_max = 1984, .chacha_batch = 512,

@@ -4,24 +4,21 @@
  * chapoly_kernels_best() (dispatch.c, which also holds their masks; the
  * ymm level "avx512vl" is in level_avx512vl.c):
  *   avx512         zmm ChaCha20 + IFMA Poly1305 (+ the stitched IFMA
- *                  range, "aead=stitched"): Ice Lake, Sapphire Rapids, Zen 4/5;
+ *                  range, "aead=stitched"): AVX-512 CPUs with IFMA;
  *   avx512-noifma  zmm ChaCha20 + AVX2 Poly1305, no stitched kernel: any
  *                  other AVX-512 F/VL/BW/DQ CPU without IFMA (virtual
  *                  machines that hide IFMA or the model number, for one).
  * The IFMA Poly1305 crossovers of "avx512" are those for a CPU with no
- * profile row (cpu_profiles.c): 8 lanes from 20 blocks and 16 from 64,
- * not slower than the scalar code on any core estimated; the rows set
- * what each core prefers. A streaming refill is at least one zmm column
- * batch (stream-min 1024; with 2048 a 512-byte message in two updates
- * paid for 32 blocks of keystream: 0.98x the default, 1.25x with 1024).
- * "avx512-noifma" takes its AVX2 Poly1305 crossovers from "avx2" (the MAC
- * from 22 blocks, the AEADs from 32: level_avx2.c).
- * "first-head=long" (both): a one-shot whose text after 960 bytes is whole
- * kilobytes, at least two (3008-3071 B, 4032-4095 B, ...), starts with two
- * batches beside the key block, which run in flight as a pair
- * (chacha-pairs): seal and open +3-18 % at those sizes, 4032 B +13-18 %
- * (bench_evp both ways, AMD EPYC family 26 model 2); the ymm levels lost
- * 1-3 % with it, so they keep "short".
+ * profile row (cpu_profiles.c), not slower than the scalar code on any core
+ * estimated; the rows set what each core prefers. A streaming refill is at
+ * least one zmm column batch (stream_min): a longer one makes a short
+ * message in two updates pay for keystream it never uses.
+ * "avx512-noifma" takes its AVX2 Poly1305 crossovers from "avx2".
+ * first_long (both): a one-shot whose text after the head is whole
+ * batches, at least two, starts with two batches beside the key block,
+ * which run in flight as a pair (chacha-pairs); the ymm levels have no
+ * pair in that call and keep 0 (the measurements: docs/performance.md,
+ * "Measurements behind the code").
  * No function in these tables looks at the CPU: a table is handed out only
  * on a CPU that runs every object its functions live in. Entries a level
  * does not accelerate point at the portable functions. The ChaCha20 entries
@@ -31,7 +28,7 @@
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_avx512 = {
-    .name = "avx512",
+    .name = CHAPOLY_LEVEL_AVX512,
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ IFMA",
     .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 2048,
                 .aead_chunk = 16384, .poly_vector_min = 20, .poly_vector2_min = 64,
@@ -52,7 +49,7 @@ const chapoly_kernels chapoly_kernels_avx512 = {
 };
 
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
-    .name = "avx512-noifma",
+    .name = CHAPOLY_LEVEL_AVX512_NOIFMA,
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
     .shapes = { .one_block_rows = 1, .chacha_pairs_min = 2048, .aead_chunk = 0,
                 CHAPOLY_AVX2_POLY_SHAPES, .first_max = 1984, .chacha_batch = 1024,

@@ -12,7 +12,7 @@
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_avx512vl = {
-    .name = "avx512vl",
+    .name = CHAPOLY_LEVEL_AVX512VL,
     .features = "AVX2 BMI2 AVX-512F/VL/BW/DQ",
     .shapes = { .one_block_rows = 1, .aead_chunk = 0, CHAPOLY_AVX2_POLY_SHAPES,
                 .first_max = 1984, .chacha_batch = 512, .stream_min = 512, .stream_fill = 1 },

@@ -6,7 +6,7 @@
  * read in cpu_features.c). The ChaCha20 entries and the Poly1305 entries
  * are owned by different kernel files; keep each group's lines together.
  * HChaCha20 is one serial block: the portable function.
- * Shapes: the five-block ChaCha20 steps from 512 bytes ("chacha-wide"), the
+ * Shapes: the five-block ChaCha20 steps from 512 bytes (chacha_wide_min), the
  * vector Poly1305 from 24 blocks ("poly-vector"), both set by instruction
  * counts under qemu (scripts/arm64-insn-count.sh): no AArch64 core has
  * timed them yet.
@@ -14,7 +14,7 @@
 #include "kernels_impl.h"
 
 const chapoly_kernels chapoly_kernels_neon = {
-    .name = "neon",
+    .name = CHAPOLY_LEVEL_NEON,
     .features = "AArch64 Advanced SIMD (ASIMD)",
     .shapes = { .chacha_wide_min = 512, .aead_chunk = 0, .poly_vector_min = 24,
                 .first_max = 1984, .chacha_batch = 256, .stream_min = 256, .stream_fill = 1 },

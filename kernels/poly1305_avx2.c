@@ -18,7 +18,7 @@
  * poly1305_avx512ifma.c; later calls leave them pending when they end on a
  * whole batch, for the next one to continue; the hash is then
  * sum_j H_j r^(4-j). A call that
- * continues them and ends with k >= poly-tail extra blocks puts those in
+ * continues them and ends with k >= poly_tail extra blocks puts those in
  * the last k lanes and applies the final powers at once:
  *   hash = sum_j H_j (r^(4-j) r^k) + M_j r^(4-j);
  * fewer go through the scalar code after a plain fold (fold4), as does a
@@ -36,20 +36,20 @@
  * The crossovers are the table's shapes (kernels.h, chapoly_shapes; their
  * values per CPU in the level tables and cpu_profiles.c):
  *   poly-vector   the vector path from this many blocks: a core with
- *                 1-cycle vector latency crosses over earlier than one
- *                 with 2;
- *   poly-stream, poly-warm: once the powers exist or poly-stream blocks
- *                 went scalar, calls from poly-warm blocks take the vector
- *                 path (see poly1305_avx512ifma.c for why not lower);
+ *                 shorter vector latency crosses over earlier;
+ *   poly_stream_min, poly_warm_min: once the powers exist or
+ *                 poly_stream_min blocks went scalar, calls from
+ *                 poly_warm_min blocks take the vector path (see
+ *                 poly1305_avx512ifma.c for why not lower);
  *   poly-prefix   the scalar prefix of a call that computes the powers
  *                 (vec_prefix): 4 more blocks when nb mod 4 is below this;
  *                 the scalar powers leave the multiplier little room for
  *                 more scalar blocks here, so 0 in the tables;
- *   poly-tail     fewer blocks than this after pending lanes (a short
+ *   poly_tail     fewer blocks than this after pending lanes (a short
  *                 call, or the end of a call that continues them): fold,
  *                 then scalar blocks, instead of a partial batch.
  * Any value gives the same hash: a vector run from the scalar hash needs a
- * whole batch (poly-vector, poly-warm >= 4, clamped by
+ * whole batch (poly-vector, poly_warm_min >= 4, clamped by
  * chapoly_kernels_build), the rest only picks a path.
  */
 
@@ -696,7 +696,7 @@ void poly1305_final_avx2(const chapoly_kernels *kt, poly1305_state *st, uint8_t 
 /*
  * The last blocks and the tag (kernels.h). Few blocks (the MAC's padded
  * block, an AEAD's lengths block after its last ciphertext) on a scalar
- * hash, or fewer than poly-tail after pending lanes (folded first, from
+ * hash, or fewer than poly_tail after pending lanes (folded first, from
  * memory into registers), run the scalar loop on the hash in registers
  * straight into the final reduction; anything else is poly1305_blocks,
  * then poly1305_final.

@@ -25,7 +25,7 @@
  * The first vector call on a state (no lanes, no powers in the table, no
  * vector call before: a one-shot MAC, the AEAD's text) keeps its lanes in
  * registers and folds them at its end, and stores the key powers only if
- * it has poly-keep blocks or more: below that, nothing of them to wipe at
+ * it has poly_keep blocks or more: below that, nothing of them to wipe at
  * final (cheaper than the stores and a fold in the next call or final).
  * Other vector calls store the powers and leave lanes pending, for
  * streams of updates.
@@ -37,19 +37,19 @@
  * batch stores the lanes (not yet multiplied by their final powers) and the
  * next call continues stepping. The lanes are folded into one radix-2^64
  * hash when a call ends with a partial batch, when a short call (below
- * poly-tail blocks: the MAC's padded last block) finds them pending, or at
+ * poly_tail blocks: the MAC's padded last block) finds them pending, or at
  * final. With pending lanes the hash is
  *   8 lanes C:      sum_j C_j r^(8-j)
  *   16 lanes A, B:  sum_j A_j r^(16-j) + B_j r^(8-j)     (j = 0..7)
  * so A = 0, B = C turns the first form into the second.
  *
- * A call that continues pending lanes and ends with k >= poly-tail blocks
+ * A call that continues pending lanes and ends with k >= poly_tail blocks
  * after its last whole batch places them in the last k lanes (powers
  * r^k..r^1) and folds them in together with the final powers:
  *   hash = sum_j A_j (r^(16-j) r^k) + MA_j r^(16-j) + (same for B, C)
  * where r^k times the power vector does not depend on the hash, so the
  * chain after the last full batch is one multiply long. Fewer than
- * poly-tail such blocks are hashed by the scalar code after a plain fold.
+ * poly_tail such blocks are hashed by the scalar code after a plain fold.
  *
  * Key powers r^1..r^8 (and r^9..r^16 when 16 lanes are used) are computed
  * the first time a call needs them, then kept until final: init only stores
@@ -68,19 +68,20 @@
  * The crossovers are the table's shapes (kernels.h, chapoly_shapes):
  *   poly-vector   the 8-lane path from this many blocks;
  *   poly-vector2  the 16-lane path from here, 0: never;
- *   poly-stream, poly-warm: once this many blocks went through the scalar
- *                 path, or once the key powers exist, a call of poly-warm
- *                 blocks or more takes a vector path, so a stream of
- *                 moderate updates reaches the vector code. Not lower: an
- *                 update that is not a whole number of blocks makes a
- *                 1-block call, which folds pending lanes back to scalar;
+ *   poly_stream_min, poly_warm_min: once poly_stream_min blocks went
+ *                 through the scalar path, or once the key powers exist, a
+ *                 call of poly_warm_min blocks or more takes a vector path,
+ *                 so a stream of moderate updates reaches the vector code.
+ *                 Not lower: an update that is not a whole number of
+ *                 blocks makes a 1-block call, which folds pending lanes
+ *                 back to scalar;
  *                 a vector re-entry must win that back;
  *   poly-prefix   the scalar prefix beside fresh key powers (vec_prefix):
  *                 nb mod 8 blocks, plus 8 when that is below this value;
  *                 the levels of the powers hide some scalar blocks, fewer
  *                 on a core with shorter vector latency (a lower value); 0
  *                 never moves a batch to the scalar side;
- *   poly-keep     a first vector call (see the top of the file) of this
+ *   poly_keep     a first vector call (see the top of the file) of this
  *                 many blocks or more stores its key powers (and still
  *                 folds its lanes): a call that long is likely followed by
  *                 another vector call (the AEAD's text after its first
@@ -88,17 +89,15 @@
  *                 again costs more than the stores and the wipe; folding
  *                 from registers costs less than storing the lanes and
  *                 folding them from memory later, and a short next call
- *                 then runs scalar instead of a partial batch (a 1215-byte
- *                 seal's 72 + 5 blocks: 0.92 -> 1.04x the pre-contract
- *                 build b460290; 2048 B as before, AMD EPYC family 26
- *                 model 2);
- *   poly-tail     a call of fewer blocks than this that finds lanes pending
+ *                 then runs scalar instead of a partial batch (measured:
+ *                 docs/performance.md);
+ *   poly_tail     a call of fewer blocks than this that finds lanes pending
  *                 (or the blocks after the last whole batch of a call that
  *                 continues them) folds the lanes and hashes the blocks
  *                 with the scalar code, instead of placing them in a
  *                 partial batch, which costs a multiply of the powers by r^k.
  * Any value gives the same hash: a vector run from the scalar hash needs a
- * whole batch (poly-vector, poly-warm >= 8, poly-vector2 >= 16, clamped by
+ * whole batch (poly-vector, poly_warm_min >= 8, poly-vector2 >= 16, clamped by
  * chapoly_kernels_build), the rest only picks a path.
  */
 _Static_assert(W_END <= POLY1305_PRIV_WORDS, "IFMA state must fit priv");

@@ -59,9 +59,10 @@ _Static_assert(W_R4 % 2 == 0 && W_R2 % 2 == 0 && W_LANES % 2 == 0,
 
 /*
  * The vector path from the table's "poly-vector" blocks on a state without
- * lanes (powers, entry and exit cost about as much as 16 blocks of the
- * scalar loop; the level's value is set by dynamic instruction counts,
- * scripts/arm64-insn-count.sh), and from 4 blocks once lanes are pending.
+ * lanes (the powers, entry and exit must be won back by the blocks of the
+ * scalar loop they replace; the level's value is set by dynamic instruction
+ * counts, scripts/arm64-insn-count.sh), and from 4 blocks once lanes are
+ * pending.
  * A vector step takes four blocks: chapoly_kernels_build clamps
  * poly-vector to at least 4, so any value gives the same hash.
  */

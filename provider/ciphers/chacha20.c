@@ -21,10 +21,10 @@
  * docs/behaviour.md ("Re-initialisation") has the table; test_evp_reinit
  * checks every pattern against the default.
  *
- * QUIC header protection costs one IV-only init and one 5-byte update per
- * packet: the IV-only init loads four words, wipes nothing unless spare
- * keystream is held, and the update of at most one block with no spare
- * keystream goes straight to the kernel (chacha20_update).
+ * The stream, its counter carry, partial blocks and the key-only init's
+ * position are the core's (core/chacha20_stream.h); here are the EVP calls'
+ * own checks and errors. QUIC header protection costs one IV-only init and
+ * one 5-byte update per packet: both are inline up to the kernel call.
  */
 #include <stddef.h>
 #include <string.h>
@@ -39,13 +39,6 @@ typedef struct chacha20_ctx {
     const chapoly_kernels *k;
     chapoly_provctx *pc; /* statistics */
     unsigned have;     /* HAVE_KEY | HAVE_IV */
-    /*
-     * The default provider's partial_len != 0: the last update ended inside
-     * block stream.partial_ctr_nonce (or at its end, when that block's
-     * keystream had been made by an earlier update), where a key-only init
-     * goes back to.
-     */
-    unsigned in_block;
     chacha20_stream stream;
 } chacha20_ctx;
 
@@ -84,29 +77,9 @@ static void *chacha20_dupctx(void *vctx)
     return chapoly_ctx_dup(vctx, sizeof(chacha20_ctx));
 }
 
-/* Spare keystream is wiped; nothing of the previous position is kept. */
-static void chacha20_drop_keystream(chacha20_stream *s)
-{
-    if (s->keystream_len != 0)
-        chapoly_wipe(s->keystream, s->keystream_len);
-    s->keystream_pos = s->keystream_len = 0;
-    s->partial_used = 0;
-}
-
 CHAPOLY_INLINE void chacha20_load_iv(chacha20_ctx *c, const unsigned char *iv)
 {
-    chacha20_stream *s = &c->stream;
-
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(s->ctr_nonce, iv, sizeof(s->ctr_nonce)); /* the words are the bytes */
-#else
-    s->ctr_nonce[0] = load32_le(iv);
-    s->ctr_nonce[1] = load32_le(iv + 4);
-    s->ctr_nonce[2] = load32_le(iv + 8);
-    s->ctr_nonce[3] = load32_le(iv + 12);
-#endif
-    chacha20_drop_keystream(s);
-    c->in_block = 0;
+    chacha20_stream_set_iv(&c->stream, iv);
     c->have |= HAVE_IV;
 }
 
@@ -115,8 +88,6 @@ static __attribute__((noinline)) int chacha20_init_key(chacha20_ctx *c, const un
                                                        size_t keylen, const unsigned char *iv,
                                                        size_t ivlen)
 {
-    chacha20_stream *s = &c->stream;
-
     if (key != NULL && keylen != CHACHA20_KEY_BYTES) {
         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "key must be 32 bytes, got %zu", keylen);
         return 0;
@@ -128,15 +99,9 @@ static __attribute__((noinline)) int chacha20_init_key(chacha20_ctx *c, const un
     if (iv != NULL)
         chacha20_load_iv(c, iv);
     if (key != NULL) {
-        if (iv == NULL) {
-            /* the block counter stays, the partial block goes (see the top);
-             * up to 3.5 the counter goes back to that block */
-            if (c->in_block && !chapoly_openssl_at_least(c->pc, 3, 6))
-                memcpy(s->ctr_nonce, s->partial_ctr_nonce, sizeof(s->ctr_nonce));
-            chacha20_drop_keystream(s);
-            c->in_block = 0;
-        }
-        chapoly_load_key(s->key, key);
+        if (iv == NULL) /* see the top: up to 3.5 back to the block the last update ended in */
+            chacha20_stream_rewind(&c->stream, !chapoly_openssl_at_least(c->pc, 3, 6));
+        chapoly_load_key(c->stream.key, key);
         c->have |= HAVE_KEY;
     }
     return 1;
@@ -170,8 +135,8 @@ static int chacha20_decrypt_init(void *vctx, const unsigned char *key, size_t ke
 }
 
 /*
- * Why an update is refused, off the data path. The out-of-line parts of
- * chacha20_update take its own arguments, so reaching them moves nothing.
+ * Why an update is refused, off the data path. It takes chacha20_update's
+ * own arguments, so reaching it moves nothing.
  */
 static __attribute__((noinline, cold)) int chacha20_refuse(void *vctx, unsigned char *out,
                                                             size_t *outl, size_t outsize,
@@ -203,30 +168,10 @@ static __attribute__((noinline, cold)) int chacha20_refuse(void *vctx, unsigned 
     return 0;
 }
 
-/* Spare keystream, several blocks, the counter wrap: all but the short update. */
-static __attribute__((noinline)) int chacha20_update_stream(void *vctx, unsigned char *out,
-                                                            size_t *outl, size_t outsize,
-                                                            const unsigned char *in, size_t inl)
-{
-    chacha20_ctx *c = vctx;
-    chacha20_stream *s = &c->stream;
-    /* keystream left from the block partial_ctr_nonce: does this update end in it? */
-    size_t spare = s->partial_used != 0 ? 64 - s->partial_used
-                                        : s->keystream_len - s->keystream_pos;
-
-    (void)outsize;
-    chacha20_stream_xor(c->k, s, out, in, inl);
-    c->in_block = inl <= spare || s->partial_used != 0;
-    chapoly_count_chacha20(c->pc, inl);
-    *outl = inl;
-    return 1;
-}
-
 static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
                            size_t outsize, const unsigned char *in, size_t inl)
 {
     chacha20_ctx *c = vctx;
-    chacha20_stream *s = &c->stream;
 
     if (inl == 0) {
         *outl = 0;
@@ -235,19 +180,8 @@ static int chacha20_update(void *vctx, unsigned char *out, size_t *outl,
     if (c->have != (HAVE_KEY | HAVE_IV) || out == NULL || in == NULL || inl > PTRDIFF_MAX
         || outsize < inl || chacha20_partially_overlapping(out, in, inl))
         return chacha20_refuse(vctx, out, outl, outsize, in, inl);
-    if (inl > 64 || s->partial_used != 0 || s->keystream_pos != s->keystream_len)
-        return chacha20_update_stream(vctx, out, outl, outsize, in, inl);
-    /*
-     * At most one block and no spare keystream: the block is partial_ctr_nonce
-     * (the kernel reads it there), the counter moves past it (carrying at the
-     * wrap), and a partial block's rest is made only if another update comes.
-     */
-    memcpy(s->partial_ctr_nonce, s->ctr_nonce, sizeof(s->ctr_nonce));
-    s->partial_used = (unsigned)inl & 63;
-    c->in_block = s->partial_used; /* nonzero: the update ended inside the block */
-    chacha20_stream_advance(s, 1);
     *outl = inl;
-    c->k->chacha20_xor(c->k, out, in, inl, s->key, s->partial_ctr_nonce);
+    chacha20_stream_xor(c->k, &c->stream, out, in, inl);
     chapoly_count_chacha20(c->pc, inl);
     return 1;
 }
