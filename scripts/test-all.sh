@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The whole test suite, nine builds, each configured, built and run through CTest
+# The whole test suite, twelve builds, each configured, built and run through CTest
 # by its preset in CMakePresets.json (same name as its build directory):
 #   build-test      SIMD kernels; every test at every kernel level, valgrind
 #                   (constant-time and memcheck), the real clients (curl,
@@ -16,6 +16,13 @@
 #                   not installed. x86-64 hosts only.
 #   build-arm64-portable  the same with -DCHAPOLY_SIMD=OFF: the serving policy
 #                   (label serve) where only the portable level runs
+#   build-s390x, build-armhf, build-i386  Debian's big-endian and 32-bit
+#                   architectures, cross-built (cmake/debian-cross.cmake)
+#                   against that architecture's libssl3 and libsodium, which
+#                   scripts/cross-sysroot.sh unpacks into .cache/; run under
+#                   qemu (i386: natively where the kernel runs 32-bit x86
+#                   programs): the portable layer (labels kernels, evp, tls,
+#                   package: the .deb built and inspected). x86-64 hosts only.
 #   build-asan      ASan + UBSan (+ LeakSanitizer): everything in-process
 #   build-tsan      ThreadSanitizer: the thread tests
 #   build-fuzz      clang libFuzzer targets, each for CHAPOLY_FUZZ_SECONDS (45)
@@ -27,9 +34,12 @@
 #   build-openssl35-asan  the same OpenSSL 3.5 with ASan + UBSan, the tests of
 #                   what exists only against 3.5: test_pipeline{,_memory} (the pipeline
 #                   API, aead_pipeline.c), test_openssl35 and test_quic
-# Usage: scripts/test-all.sh [--quick | --check-tools]
+# Usage: scripts/test-all.sh [--quick | --check-tools | --arch ARCH[,ARCH...]]
 #   --quick        build-test, quick label only; needs only the native tools
 #                  (no arm64 packages, no cross compiler)
+#   --arch         only the cross trees of these Debian architectures, each
+#                  build-ARCH: s390x armhf i386 (the full run's), ppc64el and
+#                  riscv64 (the optional run, docs/testing.md); x86-64 hosts
 #   --check-tools  only check (and on Debian install) every tool the full run
 #                  needs, the arm64 cross tools included, then exit
 #                  (scripts/install-test-deps.sh, which every run starts with)
@@ -56,14 +66,32 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 mode=all
 usage() {
-    echo "usage: $0 [--quick | --check-tools]"
+    echo "usage: $0 [--quick | --check-tools | --arch ARCH[,ARCH...]]"
     echo "inner loop, in a build directory: ctest -L kernels (about 4 s; or evp, tls, '^cli\$', ...)"
-    echo "one build of the nine: cmake --workflow --preset NAME (cmake --list-presets names them)"
+    echo "one build of the twelve: cmake --workflow --preset NAME (cmake --list-presets names them)"
 }
+arches=""
 case "${1:-}" in
     "") ;;
     --quick) mode=quick ;;
     --check-tools) mode=check ;;
+    --arch)
+        mode=arch
+        arches=$(printf '%s' "${2:-}" | tr ',' ' ')
+        for a in $arches; do
+            case "$a" in
+                s390x | armhf | i386 | ppc64el | riscv64) ;;
+                *)
+                    echo "test-all: --arch: unknown architecture '$a' (s390x armhf i386 ppc64el riscv64)" >&2
+                    exit 2
+                    ;;
+            esac
+        done
+        if [ -z "$arches" ]; then
+            usage >&2
+            exit 2
+        fi
+        ;;
     -h | --help)
         usage
         exit 0
@@ -84,6 +112,13 @@ host_is_x86_64() {
 
 deps_args=()
 [ "$mode" = quick ] && deps_args=(--native)
+if [ "$mode" = arch ]; then
+    if ! host_is_x86_64; then
+        echo "test-all: --arch: the cross trees are built on x86-64 hosts only, this is $(uname -m)"
+        exit 1
+    fi
+    deps_args=(--cross "$(printf '%s' "$arches" | tr ' ' ',')")
+fi
 if ! "$here/scripts/install-test-deps.sh" "${deps_args[@]}"; then
     echo "test-all: FAILED: test tools missing, nothing was built"
     exit 1
@@ -139,6 +174,10 @@ run_build() {
 
 if [ "$mode" = quick ]; then
     run_build build-test build-test-quick
+elif [ "$mode" = arch ]; then
+    for a in $arches; do
+        run_build "build-$a"
+    done
 else
     # The package is built and installed by build-test alone.
     run_build build-test
@@ -152,8 +191,15 @@ else
         # qemu runs NEON, so build-arm64's best level is neon: the default
         # serving policy at the portable level needs a build without it.
         run_build build-arm64-portable
+        # Debian's big-endian and 32-bit architectures at the portable level
+        # (cmake/debian-cross.cmake; their libraries unpacked into .cache/ by
+        # scripts/cross-sysroot.sh when the toolchain file first needs them).
+        for a in s390x armhf i386; do
+            run_build "build-$a"
+        done
     else
-        echo "=== build-arm64, build-arm64-portable: not built: the host is $(uname -m), not x86_64"
+        echo "=== build-arm64, build-arm64-portable, build-s390x, build-armhf, build-i386: not built:" \
+            "the host is $(uname -m), not x86_64"
     fi
     # The module inside foreign processes (curl, nginx, python) under ASan is not
     # meaningful; everything in-process is.
