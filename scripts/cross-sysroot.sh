@@ -116,8 +116,9 @@ debian_archive() {
 }
 
 prepare() {
-    command -v apt-get > /dev/null 2>&1 && command -v dpkg > /dev/null 2>&1 ||
+    if ! command -v apt-get > /dev/null 2>&1 || ! command -v dpkg > /dev/null 2>&1; then
         die "needs apt-get and dpkg (Debian) to fetch $arch's libraries"
+    fi
     local parent work
     parent=$(dirname "$sysroot")
     mkdir -p "$parent"
