@@ -123,6 +123,27 @@ if(CHAPOLY_DPKG_SHLIBDEPS AND CHAPOLY_FILE_PROGRAM AND CPACK_DEBIAN_PACKAGE_ARCH
 set(ENV{DEB_HOST_ARCH} \"@CPACK_DEBIAN_PACKAGE_ARCHITECTURE@\")
 ")
     set(CPACK_PROJECT_CONFIG_FILE "${CMAKE_BINARY_DIR}/package/cpack-cross.cmake")
+    # A tree built against a sysroot (cmake/debian-cross.cmake) has the target's
+    # libc6, libssl3 and libsodium23 not installed but unpacked, one directory
+    # per package with its DEBIAN/symbols and shlibs. dpkg-shlibdeps takes
+    # debian/*/ in its working directory (cpack's staging directory) for the
+    # trees of packages being built, and reads a library's Depends from the
+    # tree it finds the library in: the trees are linked there just before
+    # (cpack removes debian/ afterwards: the links only, not what they point to).
+    if(CHAPOLY_SHLIBDEPS_TREES)
+      file(CONFIGURE OUTPUT "${CMAKE_BINARY_DIR}/package/cpack-shlibdeps-trees.cmake" @ONLY CONTENT
+"# Written by cmake/package.cmake: the target's library packages, for dpkg-shlibdeps.
+file(GLOB _trees LIST_DIRECTORIES true \"@CHAPOLY_SHLIBDEPS_TREES@/*\")
+foreach(_t IN LISTS _trees)
+  if(EXISTS \"\${_t}/DEBIAN/control\")
+    get_filename_component(_n \"\${_t}\" NAME)
+    file(MAKE_DIRECTORY \"\${CPACK_TEMPORARY_DIRECTORY}/debian\")
+    file(CREATE_LINK \"\${_t}\" \"\${CPACK_TEMPORARY_DIRECTORY}/debian/\${_n}\" SYMBOLIC)
+  endif()
+endforeach()
+")
+      set(CPACK_PRE_BUILD_SCRIPTS "${CMAKE_BINARY_DIR}/package/cpack-shlibdeps-trees.cmake")
+    endif()
   endif()
 else()
   set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6")

@@ -14,20 +14,29 @@
  * Dead stack: the compiler keeps key words and the hash in spill slots of
  * the block loop and the final reduction (GCC at -O2 parks r1, 5 r1 / 4 and
  * h1 in the red zone), which nothing overwrites once they return. So the
- * exported blocks and final run the arithmetic in an out-of-line function
+ * exported init, blocks and final run the work in an out-of-line function
  * and then zero the stack where its frame was (scrub_stack, once per call).
+ * Init too: where an unaligned load is assembled from bytes in a stack slot
+ * (RISC-V: GCC 12 assumes slow misaligned access there), the slot kept the
+ * last key words init loaded, the pad's s bytes 8..15 (test_secrets, riscv64).
  */
 #include "kernels_impl.h"
 
 /*
- * Optimised, the arithmetic frames below take at most about 100 bytes
- * (return address, six saved registers, a few red-zone spills, one of them
- * r1); SCRUB_BYTES covers them with a margin for other compilers.
+ * Optimised, the arithmetic frames below take at most about 100 bytes on
+ * x86-64 (return address, six saved registers, a few red-zone spills, one
+ * of them r1). The scrub is a tail call here (GCC), made after the
+ * exported function's own frame is popped, so it must also reach as far
+ * below as that frame is big: on s390x every calling frame holds the ABI's
+ * 160-byte register save area, and blocks_impl's spill slots (GCC 12: h1,
+ * h2 s1 and r1) lie 160..248 bytes below the exported function's stack
+ * pointer; with 192 bytes test_secrets found them on the dead stack there.
+ * 384, as for ChaCha20 (chacha20_portable.c), covers both with a margin.
  * Unoptimised builds keep every local in the frame. test_secrets checks
  * the dead stack after every call.
  */
 #ifdef __OPTIMIZE__
-#define SCRUB_BYTES 192
+#define SCRUB_BYTES 384
 #else
 #define SCRUB_BYTES 512
 #endif
@@ -38,9 +47,8 @@ CHAPOLY_DEFINE_SCRUB(scrub_stack, SCRUB_BYTES)
 
 typedef unsigned __int128 u128;
 
-void poly1305_init_portable(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
+static CHAPOLY_NOINLINE void init_impl(poly1305_state *st, const uint8_t key[32])
 {
-    (void)kt;
     uint64_t *p = st->priv;
     uint64_t r0 = load64_le(key) & 0x0ffffffc0fffffffULL;
     uint64_t r1 = load64_le(key + 8) & 0x0ffffffc0ffffffcULL;
@@ -143,9 +151,8 @@ static CHAPOLY_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 
 #else /* 32-bit limbs */
 
-void poly1305_init_portable(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
+static CHAPOLY_NOINLINE void init_impl(poly1305_state *st, const uint8_t key[32])
 {
-    (void)kt;
     uint64_t *p = st->priv;
     /* r &= 0x0ffffffc0ffffffc0ffffffc0fffffff, split into 26-bit limbs */
     p[5] = (load32_le(key + 0)) & 0x3ffffff;
@@ -246,6 +253,13 @@ static CHAPOLY_NOINLINE void final_impl(poly1305_state *st, uint8_t tag[16])
 }
 
 #endif
+
+void poly1305_init_portable(const chapoly_kernels *kt, poly1305_state *st, const uint8_t key[32])
+{
+    (void)kt;
+    init_impl(st, key);
+    scrub_stack();
+}
 
 void poly1305_blocks_portable(const chapoly_kernels *kt, poly1305_state *st, const uint8_t *in,
                               size_t len, unsigned padbit)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# The whole test suite, eleven builds, each configured, built and run through CTest
+# The whole test suite, fourteen builds, each configured, built and run through CTest
 # by its preset in CMakePresets.json (same name as its build directory):
 #   build-test      SIMD kernels; every test at every kernel level, valgrind
 #                   (constant-time and memcheck), the real clients (curl,
@@ -16,6 +16,13 @@
 #                   not installed. x86-64 hosts only.
 #   build-arm64-portable  the same with -DCHAPOLY_SIMD=OFF: the serving policy
 #                   (label serve) where only the portable level runs
+#   build-s390x, build-armhf, build-i386  Debian's big-endian and 32-bit
+#                   architectures, cross-built (cmake/debian-cross.cmake)
+#                   against that architecture's libssl3 and libsodium, which
+#                   scripts/cross-sysroot.sh unpacks into .cache/; run under
+#                   qemu (i386: natively where the kernel runs 32-bit x86
+#                   programs): the portable layer (labels kernels, evp, tls,
+#                   package: the .deb built and inspected). x86-64 hosts only.
 #   build-asan      ASan + UBSan (+ LeakSanitizer): everything in-process
 #   build-tsan      ThreadSanitizer: the thread tests
 #   build-fuzz      clang libFuzzer targets, each for CHAPOLY_FUZZ_SECONDS (45)
@@ -32,9 +39,12 @@
 #                   prefix (scripts/openssl-prefix.sh): the whole suite but
 #                   valgrind, ct and deploy, and the binary matrix with
 #                   build-test both ways
-# Usage: scripts/test-all.sh [--quick | --check-tools]
+# Usage: scripts/test-all.sh [--quick | --check-tools | --arch ARCH[,ARCH...]]
 #   --quick        build-test, quick label only; needs only the native tools
 #                  (no arm64 packages, no cross compiler)
+#   --arch         only the cross trees of these Debian architectures, each
+#                  build-ARCH: s390x armhf i386 (the full run's), ppc64el and
+#                  riscv64 (the optional run, docs/testing.md); x86-64 hosts
 #   --check-tools  only check (and on Debian install) every tool the full run
 #                  needs, the arm64 cross tools included, then exit
 #                  (scripts/install-test-deps.sh, which every run starts with)
@@ -61,14 +71,32 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 mode=all
 usage() {
-    echo "usage: $0 [--quick | --check-tools]"
+    echo "usage: $0 [--quick | --check-tools | --arch ARCH[,ARCH...]]"
     echo "inner loop, in a build directory: ctest -L kernels (about 4 s; or evp, tls, '^cli\$', ...)"
     echo "one build of them: cmake --workflow --preset NAME (cmake --list-presets names them)"
 }
+arches=""
 case "${1:-}" in
     "") ;;
     --quick) mode=quick ;;
     --check-tools) mode=check ;;
+    --arch)
+        mode=arch
+        arches=$(printf '%s' "${2:-}" | tr ',' ' ')
+        for a in $arches; do
+            case "$a" in
+                s390x | armhf | i386 | ppc64el | riscv64) ;;
+                *)
+                    echo "test-all: --arch: unknown architecture '$a' (s390x armhf i386 ppc64el riscv64)" >&2
+                    exit 2
+                    ;;
+            esac
+        done
+        if [ -z "$arches" ]; then
+            usage >&2
+            exit 2
+        fi
+        ;;
     -h | --help)
         usage
         exit 0
@@ -89,6 +117,13 @@ host_is_x86_64() {
 
 deps_args=()
 [ "$mode" = quick ] && deps_args=(--native)
+if [ "$mode" = arch ]; then
+    if ! host_is_x86_64; then
+        echo "test-all: --arch: the cross trees are built on x86-64 hosts only, this is $(uname -m)"
+        exit 1
+    fi
+    deps_args=(--cross "$(printf '%s' "$arches" | tr ' ' ',')")
+fi
 if ! "$here/scripts/install-test-deps.sh" "${deps_args[@]}"; then
     echo "test-all: FAILED: test tools missing, nothing was built"
     exit 1
@@ -98,10 +133,61 @@ fi
 # A test that cannot find its tool fails instead of reporting "skipped".
 export CHAPOLY_REQUIRE_TOOLS=1
 
+# The cross trees' sysroots (scripts/cross-sysroot.sh: a download and unpack
+# each, mostly waiting for the network) are prepared in the background from
+# here on; each tree's toolchain file waits for its own (the script's lock),
+# or prepares it again, with its messages, if this failed (log in .cache/).
+prefetch_sysroots() {
+    local a
+    mkdir -p "$here/.cache"
+    for a in "$@"; do
+        "$here/scripts/cross-sysroot.sh" "$a" --prefix > "$here/.cache/sysroot-$a.log" 2>&1 &
+    done
+}
+if [ "$mode" = arch ]; then
+    # shellcheck disable=SC2086
+    prefetch_sysroots $arches
+elif [ "$mode" = all ] && host_is_x86_64; then
+    prefetch_sysroots s390x armhf i386
+fi
+
 # ---- builds ------------------------------------------------------------------
 
 results=()
 failed=()
+
+# The cross trees of other Debian architectures build only the programs their
+# test preset runs (tested_targets): the rest (the benchmarks, stand-ins'
+# programs, on 32-bit the radix 2^26 twin of the kernel tests) was a third of
+# their build, which counts three times over in a 2-core CI run.
+tested_only="build-s390x build-armhf build-i386 build-ppc64el build-riscv64"
+# tested_targets DIR TEST_PRESET: the targets of DIR (a configured Ninja tree)
+# whose files the tests of TEST_PRESET run or name in their environment
+# (ctest's JSON; chapoly.so is the target chapoly), one per line; fails (and
+# the whole tree is built) when none is found.
+tested_targets() {
+    local dir=$1 tests=$2 known
+    known=$(cd "$here" && cmake --build "$dir" --target help 2> /dev/null |
+        sed -n 's/^\([A-Za-z0-9_.+-]*\): phony$/\1/p') || return 1
+    (cd "$here" && ctest --preset "$tests" --show-only=json-v1 2> /dev/null) |
+        python3 -c '
+import json, os, sys
+build, known = sys.argv[1], set(sys.argv[2].split())
+found = set()
+for t in json.load(sys.stdin)["tests"]:
+    words = list(t.get("command") or [])
+    for p in t.get("properties", []):
+        if p["name"] == "ENVIRONMENT":
+            words += [v.split("=", 1)[-1] for v in p["value"]]
+    for w in words:
+        if w.startswith(build + "/"):
+            name = os.path.basename(w)
+            name = name[:-3] if name.endswith(".so") else name
+            if name in known:
+                found.add(name)
+print("\n".join(sorted(found)))
+sys.exit(0 if found else 1)' "$here/$dir" "$known"
+}
 
 # run_build PRESET [TEST_PRESET [cmake-args...]]: configures, builds and tests
 # the tree of the configure preset PRESET (directory PRESET) with the test
@@ -119,8 +205,13 @@ run_build() {
         cat "$here/$dir/configure.log"
         what="configure failed (log: $dir/configure.log)"
     else
-        echo "=== $dir: build"
-        if ! (cd "$here" && cmake --build --preset "$dir" -j"$jobs") > "$here/$dir/build.log" 2>&1; then
+        local targets=()
+        case " $tested_only " in
+            *" $dir "*) mapfile -t targets < <(tested_targets "$dir" "$tests") || targets=() ;;
+        esac
+        echo "=== $dir: build${targets[0]:+ (the ${#targets[@]} targets its tests run)}"
+        if ! (cd "$here" && cmake --build --preset "$dir" -j"$jobs" ${targets[0]:+--target "${targets[@]}"}) \
+            > "$here/$dir/build.log" 2>&1; then
             tail -n 60 "$here/$dir/build.log"
             what="build failed (log: $dir/build.log)"
         else
@@ -144,6 +235,10 @@ run_build() {
 
 if [ "$mode" = quick ]; then
     run_build build-test build-test-quick
+elif [ "$mode" = arch ]; then
+    for a in $arches; do
+        run_build "build-$a"
+    done
 else
     # The package is built and installed by build-test alone.
     run_build build-test
@@ -157,8 +252,15 @@ else
         # qemu runs NEON, so build-arm64's best level is neon: the default
         # serving policy at the portable level needs a build without it.
         run_build build-arm64-portable
+        # Debian's big-endian and 32-bit architectures at the portable level
+        # (cmake/debian-cross.cmake; their libraries unpacked into .cache/ by
+        # scripts/cross-sysroot.sh when the toolchain file first needs them).
+        for a in s390x armhf i386; do
+            run_build "build-$a"
+        done
     else
-        echo "=== build-arm64, build-arm64-portable: not built: the host is $(uname -m), not x86_64"
+        echo "=== build-arm64, build-arm64-portable, build-s390x, build-armhf, build-i386: not built:" \
+            "the host is $(uname -m), not x86_64"
     fi
     # The module inside foreign processes (curl, nginx, python) under ASan is not
     # meaningful; everything in-process is.

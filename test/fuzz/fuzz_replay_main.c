@@ -6,6 +6,13 @@
  * this way in ordinary builds, and a crash file from a fuzzing run can be
  * replayed under a debugger or valgrind without clang.
  */
+/*
+ * 64-bit inode numbers and directory offsets on 32-bit targets (i386,
+ * armhf): without it readdir and stat fail with EOVERFLOW where the file
+ * system hands out 64-bit ones (under qemu-user on a 64-bit host every
+ * directory did, and no input was replayed).
+ */
+#define _FILE_OFFSET_BITS 64
 #include <dirent.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -3,7 +3,8 @@
 # test_package.sh deb|install: the Debian package (cpack -G DEB, cmake/package.cmake).
 #
 # deb      builds chapoly_<version>_<arch>.deb into CHAPOLY_PACKAGE_DIR and
-#          inspects it without installing (any tree, the arm64 cross tree too):
+#          inspects it without installing (any tree, the cross trees too:
+#          arm64, s390x, armhf, i386, ppc64el, riscv64):
 #          its fields (name, the project version, the architecture of the
 #          module's ELF machine, Depends on libc6 alone, a maintainer, a
 #          description), exactly the expected files and modes (the module in
@@ -101,10 +102,25 @@ if [ "$mode" = deb ]; then
     # multiarch directory: independent of the CMake code that set the fields.
     dpkg-deb -x "$deb" "$T/x" || bad "dpkg-deb -x"
     mod=$(find "$T/x" -name chapoly.so -type f | head -n 1)
+    # e_machine (2 bytes in the target's byte order), and where one machine
+    # has two Debian architectures, the ELF class (byte 4) or flags (36..39)
+    elf_byte() { od -An -tu1 -j"$1" -N1 "${mod:-/dev/null}" 2> /dev/null | tr -d ' \n'; }
+    want_arch="" triplet=""
     case $(od -An -tx1 -j18 -N2 "${mod:-/dev/null}" 2> /dev/null | tr -d ' \n') in
         3e00) want_arch=amd64 triplet=x86_64-linux-gnu ;;
         b700) want_arch=arm64 triplet=aarch64-linux-gnu ;;
-        *) want_arch="" triplet="" ;;
+        0016) want_arch=s390x triplet=s390x-linux-gnu ;; # big-endian
+        0300) want_arch=i386 triplet=i386-linux-gnu ;;
+        1500) want_arch=ppc64el triplet=powerpc64le-linux-gnu ;;
+        f300) [ "$(elf_byte 4)" = 2 ] && want_arch=riscv64 triplet=riscv64-linux-gnu ;;
+        2800)
+            # 32-bit Arm: EF_ARM_ABI_FLOAT_HARD (0x400) makes it armhf
+            if [ $(($(elf_byte 37) & 4)) -ne 0 ]; then
+                want_arch=armhf triplet=arm-linux-gnueabihf
+            else
+                want_arch=armel triplet=arm-linux-gnueabi
+            fi
+            ;;
     esac
     if [ -n "$want_arch" ]; then
         check "Architecture $ARCH is the module's ($want_arch)" [ "$ARCH" = "$want_arch" ]

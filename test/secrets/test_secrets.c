@@ -363,16 +363,26 @@ static void stack_tests(void)
     planted = t_rand64() | 1;
     nwords = 0;
     add_word(planted, "planted word");
+    words_sort();
     stack_clear();
     call_deep(plant_op, NULL);
     T_OK(stack_scan() != NULL, "self-check: the stack scan missed a planted word");
+    stack_clear();
+    call_deep(plant_le_op, NULL);
+    T_OK(stack_scan() != NULL,
+         "self-check: the stack scan missed a planted word stored as little-endian bytes");
     stack_clear();
     planted32 = (uint32_t)t_rand64() | 0x01010101u;
     nwords = 0;
     nwords32 = 0;
     add_word32_idx(planted32, "planted 32-bit word", -1);
+    words_sort();
     stack_clear();
     call_deep(plant32_op, NULL);
+    T_OK(stack_scan() != NULL,
+         "self-check: the stack scan missed a planted 32-bit word stored as little-endian bytes");
+    stack_clear();
+    call_deep(plant32_native_op, NULL);
     T_OK(stack_scan() != NULL, "self-check: the stack scan missed a planted 32-bit word");
     nwords32 = 0;
     stack_clear(); /* the planted words must not be found again by a later scan */

@@ -31,12 +31,25 @@
 #define T_NOASAN __attribute__((noinline, no_sanitize_address))
 
 /* Secret words, sorted by value before a scan (stack_scan bsearches). */
-#define NWORDS 40000
+#define NWORDS 80000
 struct word {
     uint64_t v;
     const char *what;
     int idx; /* state word index, or -1 */
+    int swapped; /* big-endian CPUs: v is the word's little-endian byte form */
 };
+
+/*
+ * A secret word lies in memory in one of two byte orders: as the CPU stores
+ * a register (a spill, a saved register: native order) or as the bytes it
+ * was loaded from or is stored to (key, keystream, tag: ChaCha20 and
+ * Poly1305 are little-endian). On a little-endian CPU the two are the same
+ * bytes; on a big-endian one (s390x) the lists hold both forms of each
+ * word (add_word_idx, add_word32_idx), and the scanner reads native words.
+ */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define T_BIG_ENDIAN 1
+#endif
 
 /*
  * 32-bit secret words (ChaCha20 is a 32-bit cipher), looked for at every
@@ -44,7 +57,7 @@ struct word {
  * time per scan: rare enough, and the PRNG is deterministic. Zero is never
  * listed: the scanned region is zeroed before the call.
  */
-#define NWORDS32 1024
+#define NWORDS32 2048
 #define NVECS 64
 
 /* An operation check_op runs deep on a clean stack. */
@@ -79,6 +92,7 @@ uint64_t le64(const uint8_t *p);
 void add_poly_words(const uint8_t key[32], const uint8_t *tag);
 void add_lane_product_words(const uint8_t key[32], const uint8_t *msg, size_t nblocks,
                             unsigned padbit);
+void words_sort(void);
 void stack_clear(void);
 void call_deep(stack_op op, void *arg);
 const struct word *stack_scan(void);
@@ -89,6 +103,8 @@ extern uint64_t planted;
 void plant_op(void *arg);
 extern uint32_t planted32;
 void plant32_op(void *arg);
+void plant_le_op(void *arg);
+void plant32_native_op(void *arg);
 const struct word *scan_with_planted_regs(uint64_t w);
 
 /* test_secrets_kernels.c: the kernel calls' inputs, the reference rounds. */

@@ -27,22 +27,36 @@ size_t nwords;
 static struct word words32[NWORDS32];
 size_t nwords32;
 
+static void add_to(struct word *list, size_t *n, size_t max, uint64_t v, const char *what,
+                   int idx, int swapped)
+{
+    if (*n < max) {
+        list[*n].v = v;
+        list[*n].what = what;
+        list[*n].idx = idx;
+        list[(*n)++].swapped = swapped;
+    }
+}
+
+/* Both byte orders of each word on a big-endian CPU (test_secrets.h). */
 void add_word32_idx(uint32_t w, const char *what, int idx)
 {
-    if (w != 0 && nwords32 < NWORDS32) {
-        words32[nwords32].v = w;
-        words32[nwords32].what = what;
-        words32[nwords32++].idx = idx;
-    }
+    if (w == 0)
+        return;
+    add_to(words32, &nwords32, NWORDS32, w, what, idx, 0);
+#ifdef T_BIG_ENDIAN
+    if (__builtin_bswap32(w) != w)
+        add_to(words32, &nwords32, NWORDS32, __builtin_bswap32(w), what, idx, 1);
+#endif
 }
 
 void add_word_idx(uint64_t w, const char *what, int idx)
 {
-    if (nwords < NWORDS) {
-        words[nwords].v = w;
-        words[nwords].what = what;
-        words[nwords++].idx = idx;
-    }
+    add_to(words, &nwords, NWORDS, w, what, idx, 0);
+#ifdef T_BIG_ENDIAN
+    if (__builtin_bswap64(w) != w)
+        add_to(words, &nwords, NWORDS, __builtin_bswap64(w), what, idx, 1);
+#endif
 }
 
 void add_word(uint64_t w, const char *what)
@@ -212,6 +226,13 @@ void add_poly_words(const uint8_t key[32], const uint8_t *tag)
         add_word(t0 - s0, "accumulator word 0");
         add_word(t1 - s1 - (t0 < s0), "accumulator word 1");
     }
+}
+
+/* stack_scan needs the lists sorted (check_op sorts them itself). */
+void words_sort(void)
+{
+    qsort(words, nwords, sizeof(words[0]), word_cmp);
+    qsort(words32, nwords32, sizeof(words32[0]), word_cmp);
 }
 
 T_NOASAN void stack_clear(void)
@@ -429,8 +450,7 @@ static T_NOASAN void scan_call_run(void *p)
 {
     struct scan_call *c = p;
 
-    qsort(words, nwords, sizeof(words[0]), word_cmp);
-    qsort(words32, nwords32, sizeof(words32[0]), word_cmp);
+    words_sort();
     stack_clear();
     call_deep(c->op, c->arg);
     c->found = stack_scan(); /* not a tail call: the region stays below this frame */
@@ -459,9 +479,11 @@ void check_op(stack_op op, void *arg, const char *what)
     const struct word *w = run_scan(op, arg);
     stack_scans++;
     if (w != NULL && w->idx >= 0)
-        snprintf(found, sizeof(found), "%s %d", w->what, w->idx);
+        snprintf(found, sizeof(found), "%s %d%s", w->what, w->idx,
+                 w->swapped ? " (as little-endian bytes)" : "");
     else if (w != NULL)
-        snprintf(found, sizeof(found), "%s", w->what);
+        snprintf(found, sizeof(found), "%s%s", w->what,
+                 w->swapped ? " (as little-endian bytes)" : "");
     T_OK(w == NULL, "%s (%s): %s left on the dead stack", what, t_kernel(), found);
 }
 
@@ -476,7 +498,7 @@ T_NOASAN void plant_op(void *arg)
     __asm__ volatile("" : : "r"(w) : "memory");
 }
 
-/* The same for a 32-bit word at an odd offset. */
+/* The same for a 32-bit word at an odd offset, as little-endian bytes. */
 uint32_t planted32;
 T_NOASAN void plant32_op(void *arg)
 {
@@ -486,6 +508,30 @@ T_NOASAN void plant32_op(void *arg)
     for (int i = 0; i < 4; i++)
         b[5 + i] = (uint8_t)(planted32 >> (8 * i));
     __asm__ volatile("" : : "r"(b) : "memory");
+}
+
+/*
+ * And the other byte order of each (test_secrets.h): the 64-bit word as
+ * little-endian bytes at an odd offset, the 32-bit word as the CPU stores
+ * it. On a little-endian CPU these repeat the two above.
+ */
+T_NOASAN void plant_le_op(void *arg)
+{
+    volatile uint8_t b[24];
+
+    (void)arg;
+    for (int i = 0; i < 8; i++)
+        b[3 + i] = (uint8_t)(planted >> (8 * i));
+    __asm__ volatile("" : : "r"(b) : "memory");
+}
+
+T_NOASAN void plant32_native_op(void *arg)
+{
+    volatile uint32_t w[4];
+
+    (void)arg;
+    w[1] = planted32;
+    __asm__ volatile("" : : "r"(w) : "memory");
 }
 
 /*
