@@ -350,12 +350,13 @@ static void check_pipeline(EVP_CIPHER *ours, const char *what)
 
     T_OK(ok, "%s: pipeline seal of %zu messages failed", what, n);
     for (size_t i = 0; ok && i < n; i++) {
-        uint8_t tag[TAGLEN];
+        uint8_t tag[TAGLEN], *ref = t_xmalloc(b.len[i] + 1); /* long messages: up to 70 KiB */
 
-        T_OK(single(d_aead, 1, b.key, b.iv[i], b.aad[i], b.aadl[i], b.pt[i], b.len[i], ct, tag) &&
-                 memcmp(ct, b.out[i], b.len[i]) == 0 && memcmp(tag, b.tag[i], TAGLEN) == 0,
+        T_OK(single(d_aead, 1, b.key, b.iv[i], b.aad[i], b.aadl[i], b.pt[i], b.len[i], ref, tag) &&
+                 memcmp(ref, b.out[i], b.len[i]) == 0 && memcmp(tag, b.tag[i], TAGLEN) == 0,
              "%s: pipeline message %zu of %zu (%zu bytes) differs from the default provider",
              what, i, n, b.len[i]);
+        free(ref);
     }
     batch_free(&b);
 }
