@@ -93,27 +93,8 @@ unpacked() {
 }
 complete() { [ -f "$sysroot/.complete" ] && unpacked; }
 
-# The Debian archive URI from the system's apt sources (deb822 or one-line
-# format), skipping the security archive (as scripts/openssl35.sh).
-debian_archive() {
-    if [ -n "${CHAPOLY_DEBIAN_ARCHIVE:-}" ]; then
-        echo "$CHAPOLY_DEBIAN_ARCHIVE"
-        return
-    fi
-    local f uri
-    for f in /etc/apt/sources.list.d/*.sources; do
-        [ -f "$f" ] || continue
-        uri=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' "$f" | grep -v -- '-security' | head -n 1)
-        [ -n "$uri" ] && echo "$uri" && return
-    done
-    for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-        [ -f "$f" ] || continue
-        uri=$(sed -n 's/^deb[[:space:]]\+\(\[[^]]*\][[:space:]]\+\)\?\([^[:space:]]*\).*/\2/p' "$f" |
-            grep -v -- '-security' | head -n 1)
-        [ -n "$uri" ] && echo "$uri" && return
-    done
-    return 1
-}
+# debian_archive: the Debian archive the system's apt sources name
+. "$repo/scripts/debian-archive.sh"
 
 prepare() {
     if ! command -v apt-get > /dev/null 2>&1 || ! command -v dpkg > /dev/null 2>&1; then
