@@ -331,6 +331,47 @@ static __attribute__((noinline)) void head_batch(uint8_t kb[64], uint8_t *out, c
                      : "cc", "memory", CC_CLOBBERS);
 }
 
+/* The most text the short row sets hold after a column batch: three sets. */
+#define SHORT_ROWS_MAX 384
+
+/*
+ * "short-rows" with "aead=stitched": a text of 449 .. 448 + 384 bytes. The
+ * key block and 7 blocks in one column batch (head_batch), the MAC keyed
+ * and the AAD in, then the rest (1..6 blocks) in row sets sized to it
+ * (chacha20_rows_short_avx2), with the hash of the head's ciphertext
+ * (opening: of the whole text) between their rounds: a row set is
+ * latency-bound, and the scalar multiplies fill the integer ports beside
+ * it. What is left of the hash (sealing: the rest's ciphertext) follows,
+ * scalar. One scrub covers both frames (the same depth).
+ */
+static void short_tail(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
+                       size_t hash_len, const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                       const uint32_t ctr_nonce[4], poly1305_state *st, int enc)
+{
+    _Alignas(32) uint8_t kb[64];
+    uint32_t cn[4] = { ctr_nonce[0] + 8, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
+    const uint8_t *base = enc ? out : in;
+    uint64_t *p = st->priv;
+    /* sealing: the head's ciphertext; opening: everything, in is not written over */
+    size_t now = (enc ? (hash_len < AEAD_HEAD ? hash_len : AEAD_HEAD) : hash_len) / 16;
+
+    head_batch(kb, out, in, key, ctr_nonce);
+    chapoly_aead_key_aad(kt, st, kb, aad, aadlen);
+    chapoly_wipe(kb, sizeof(kb));
+    poly1305_scalar_avx2(p); /* lanes may pend after a long AAD */
+    if (now > 40)
+        now = 40;
+    chacha20_rows_short_avx2(NULL, out + AEAD_HEAD, in + AEAD_HEAD, len - AEAD_HEAD, key, cn,
+                             p + W_H, p + W_KEY, base, now);
+    put64(p + W_SCALAR, p[W_SCALAR] + now);
+    if (hash_len > 16 * now) {
+        size_t nb = hash_len / 16 - now;
+
+        sc_blocks_mem(p + W_H, p + W_KEY, base + 16 * now, nb, 1);
+        put64(p + W_SCALAR, p[W_SCALAR] + nb);
+    }
+}
+
 void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
                               size_t len, size_t hash_len, const uint8_t *aad, size_t aadlen,
                               const uint32_t key[8], const uint32_t ctr_nonce[4],
@@ -340,6 +381,10 @@ void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uin
     uint32_t cn[4] = { ctr_nonce[0] + 8, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
     size_t r = len % 512;
 
+    if (len > AEAD_HEAD && len - AEAD_HEAD <= SHORT_ROWS_MAX && len - AEAD_HEAD <= kt->shapes.short_rows) {
+        short_tail(kt, out, in, len, hash_len, aad, aadlen, key, ctr_nonce, st, enc);
+        return;
+    }
     if (len <= AEAD_HEAD) { /* the key block's batch holds the whole text */
         chapoly_generic_first_xor_hash(kt, out, in, len, hash_len, aad, aadlen, key, ctr_nonce,
                                        st, enc);

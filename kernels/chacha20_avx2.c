@@ -40,6 +40,7 @@
  * compiler ends every function that touches ymm with vzeroupper.
  */
 #include "chacha20_ymm.h"
+#include "poly1305_scalar.h"
 
 /* vpshufb patterns rotating each 32-bit word left by 16 and by 8 bits. */
 static const __m256i rot_tbl[2] = {
@@ -351,6 +352,139 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
 }
 
 /*
+ * Row sets sized to a short message (the "short" shapes): 1..3 ymm row
+ * sets, blocks ctr_nonce[0] .. + 2 sets - 1, their rounds interleaved (one
+ * dependency chain each: the latency of one set's rounds holds the
+ * others'), so a text of 2..6 blocks computes no lane it throws away.
+ * kb != NULL: block 0 goes raw to kb and out/in are the text from block 1;
+ * else they start at block 0. len bytes are written.
+ *
+ * nblk > 0 (at most 40): Poly1305 blocks at m (padbit 1) hashed into h
+ * (radix 2^64, key k: r0 r1 s1) between the double rounds, the scalar
+ * multiplies on the integer ports beside the vector rounds (stitched);
+ * m may be the input of this very call (opening in place: every block is
+ * read before the stores at the end).
+ *
+ * Out of line: the compiler spills part of three sets' state and the
+ * feed-forward inputs; the caller scrubs this frame (about 0x200 bytes,
+ * GCC 12; scrub_stack_1k covers it).
+ */
+#define ROWS_STEP_YMM(n) _mm256_setr_epi32((n), 0, 0, 0, (n), 0, 0, 0)
+CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t *out,
+                                    const uint8_t *in, size_t len,
+                                    const uint32_t key_words[8], const uint32_t ctr_nonce[4],
+                                    uint64_t h[3], const uint64_t kw[3], const uint8_t *m,
+                                    size_t nblk)
+{
+    const uint32_t *key = key_words;
+    const __m256i r16 = _mm256_setr_epi8(ROT16_BYTES, ROT16_BYTES);
+    const __m256i r8 = _mm256_setr_epi8(ROT8_BYTES, ROT8_BYTES);
+    const __m256i a0 = rows_sigma_ymm();
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
+    __m256i a = a0, b = ROW_BCAST_YMM(key), c = ROW_BCAST_YMM(key + 4), d = d0;
+    __m256i a1 = a, b1 = b, c1 = c, d1 = ADD8(d0, ROWS_STEP_YMM(2));
+    __m256i a2 = a, b2 = b, c2 = c, d2 = ADD8(d0, ROWS_STEP_YMM(4));
+    sc_hash hh = { 0, 0, 0 };
+    sc_key kk = { 0, 0, 0 };
+    /* blocks per double round, nblk / 10 rounded up, without a division */
+    size_t per = ((nblk + 9) * 6554) >> 16;
+
+    if (nblk > 0) {
+        hh.h0 = h[0], hh.h1 = h[1], hh.h2 = h[2];
+        kk.r0 = kw[0], kk.r1 = kw[1], kk.s1 = kw[2];
+    }
+    for (int i = 0; i < 10; i++) {
+        QR_YMM(a, b, c, d);
+        if (sets > 1)
+            QR_YMM(a1, b1, c1, d1);
+        if (sets > 2)
+            QR_YMM(a2, b2, c2, d2);
+        DIAG_YMM(a, c, d);
+        if (sets > 1)
+            DIAG_YMM(a1, c1, d1);
+        if (sets > 2)
+            DIAG_YMM(a2, c2, d2);
+        for (size_t j = 0; j < per && nblk > 0; j++, nblk--, m += 16)
+            hh = sc_mul_r(sc_add_block(hh, m, 1), kk);
+        QR_YMM(a, b, c, d);
+        if (sets > 1)
+            QR_YMM(a1, b1, c1, d1);
+        if (sets > 2)
+            QR_YMM(a2, b2, c2, d2);
+        UNDIAG_YMM(a, c, d);
+        if (sets > 1)
+            UNDIAG_YMM(a1, c1, d1);
+        if (sets > 2)
+            UNDIAG_YMM(a2, c2, d2);
+    }
+    if (per > 0) {
+        h[0] = hh.h0, h[1] = hh.h1, h[2] = hh.h2;
+    }
+    OPAQUE_PTR(key); /* key rows re-read, not kept live */
+    const __m256i kb0 = ROW_BCAST_YMM(key), kb1 = ROW_BCAST_YMM(key + 4);
+    const __m256i dd = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
+    uint8_t *o = out;
+    const uint8_t *x = in;
+
+    if (key_block != NULL) { /* block 0 is the key block: the text is blocks 1.. */
+        o = (uint8_t *)((uintptr_t)out - 64);
+        x = (const uint8_t *)((uintptr_t)in - 64);
+        len += 64;
+    }
+    a = ADD8(a, a0);
+    b = ADD8(b, kb0);
+    c = ADD8(c, kb1);
+    d = ADD8(d, dd);
+    if (key_block != NULL)
+        ROWS_STORE_YMM(KEY_BLOCK_PART, a, b, c, d, 0, o, x, len);
+    else
+        ROWS_STORE_YMM(xor_block_part, a, b, c, d, 0, o, x, len);
+    if (sets > 1) {
+        a1 = ADD8(a1, a0);
+        b1 = ADD8(b1, kb0);
+        c1 = ADD8(c1, kb1);
+        d1 = ADD8(d1, ADD8(dd, ROWS_STEP_YMM(2)));
+        ROWS_STORE_YMM(xor_block_part, a1, b1, c1, d1, 2, o, x, len);
+    }
+    if (sets > 2) {
+        a2 = ADD8(a2, a0);
+        b2 = ADD8(b2, kb0);
+        c2 = ADD8(c2, kb1);
+        d2 = ADD8(d2, ADD8(dd, ROWS_STEP_YMM(4)));
+        ROWS_STORE_YMM(xor_block_part, a2, b2, c2, d2, 4, o, x, len);
+    }
+}
+
+#define ROWS_SHORT_FN(n)                                                                     \
+    static __attribute__((noinline)) void rows_short##n(                                     \
+        uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],     \
+        const uint32_t ctr_nonce[4], uint64_t h[3], const uint64_t k[3], const uint8_t *m,   \
+        size_t nblk)                                                                         \
+    {                                                                                        \
+        rows_short_body(n, kb, out, in, len, key, ctr_nonce, h, k, m, nblk);                 \
+    }
+ROWS_SHORT_FN(1)
+ROWS_SHORT_FN(2)
+ROWS_SHORT_FN(3)
+
+CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
+
+void chacha20_rows_short_avx2(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key[8], const uint32_t ctr_nonce[4], uint64_t h[3],
+                              const uint64_t k[3], const uint8_t *m, size_t nblk)
+{
+    size_t blocks = (len + (kb != NULL ? 64 : 0) + 63) / 64; /* public */
+
+    if (blocks <= 2)
+        rows_short1(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
+    else if (blocks <= 4)
+        rows_short2(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
+    else
+        rows_short3(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
+    scrub_stack_1k();
+}
+
+/*
  * The key block (raw keystream at ctr_nonce[0]) and len bytes of text from
  * the next counter on, in the shapes of one len + 64 byte call: from 5
  * blocks in all, column batches whose first block goes to key_block (no
@@ -361,6 +495,10 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
                                 size_t len, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4])
 {
+    if (len > 64 && len <= 320 && len <= kt->shapes.short_rows) { /* "short-rows" */
+        chacha20_rows_short_avx2(key_block, out, in, len, key, ctr_nonce, NULL, NULL, NULL, 0);
+        return;
+    }
     if (len > 192) {
         keyblock_columns(kt, key_block, out, in, len, key, ctr_nonce);
         scrub_stack_2k();

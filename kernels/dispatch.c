@@ -92,6 +92,7 @@ static const struct shape {
     SIZE("poly-vector2", poly_vector2_min),
     SIZE("poly-prefix", poly_prefix),
     SIZE("poly-mac", poly_mac_min),
+    SIZE("short-rows", short_rows),
 #undef CHOICE
 #undef SIZE
 };
@@ -119,8 +120,8 @@ static void shape_set(chapoly_shapes *s, const struct shape *d, unsigned v)
 /* Bits of the choices a level uses (index in shapes[]). */
 enum {
     U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_PVEC = 1u << 3,
-    U_PVEC2 = 1u << 4, U_PPREFIX = 1u << 5, U_PMAC = 1u << 6,
-    U_LAST = U_PMAC,
+    U_PVEC2 = 1u << 4, U_PPREFIX = 1u << 5, U_PMAC = 1u << 6, U_SHORT = 1u << 7,
+    U_LAST = U_SHORT,
     /* the lanes Poly1305 of AVX2 and IFMA (poly1305_avx2.c, poly1305_avx512ifma.c) */
     U_POLY = U_PVEC | U_PPREFIX | U_PMAC
 };
@@ -142,7 +143,7 @@ static const struct level {
 } levels[] = {
     { &chapoly_kernels_portable_table, 0, 0, 0, CHAPOLY_SERVE_XCHACHA, 0 },
 #ifdef CHAPOLY_HAVE_AVX2
-    { &chapoly_kernels_avx2, NEED_AVX2, U_ONE | U_AEAD | U_PAIRS | U_POLY, 4, CHAPOLY_SERVE_ALL, 0 },
+    { &chapoly_kernels_avx2, NEED_AVX2, U_ONE | U_AEAD | U_PAIRS | U_POLY | U_SHORT, 4, CHAPOLY_SERVE_ALL, 0 },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
     /* AVX-512 cores that keep to ymm; OpenSSL's Poly1305 there is AVX2 as well */

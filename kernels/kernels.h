@@ -138,6 +138,14 @@ typedef struct chapoly_shapes {
     uint8_t first_long;
     uint32_t chacha_pairs_min;  /* chacha-pairs: two column batches in flight from here */
     /*
+     * short-rows: a text of 65 bytes up to this long (at most 320) beside
+     * the key block runs as 2 or 3 interleaved ymm row sets sized to it, and
+     * with "aead=stitched" a text of 449 up to 448 + this long puts what
+     * follows the key block's column batch in row sets, the scalar
+     * Poly1305 of that batch between their rounds (0: column batches only)
+     */
+    uint32_t short_rows;
+    /*
      * A text this long or longer runs five-block steps (a vector batch and
      * a block in general registers, NEON); 0: never.
      */

@@ -35,7 +35,7 @@
 #define MESSAGES 10 /* of each kind per setting */
 
 static const char *const sizes[] = { "chacha-pairs", "poly-vector", "poly-vector2", "poly-prefix",
-                                     "poly-mac" };
+                                     "poly-mac", "short-rows" };
 static const char *const choices[] = { "chacha-one=scalar", "chacha-one=rows", "aead=split",
                                        "aead=stitched", "flip" };
 /* each alone is refused whole: the unforced paths apply */

@@ -407,13 +407,26 @@ void first_xor_hash_diff(const chapoly_kernels *k)
 {
     size_t i = 0;
 
-    /* every length 449..3 KiB + 64, hashes of whole 64- or 16-byte blocks */
-    for (size_t len = 449; len <= 3136; len++, i++) {
+    /* every length 0..3 KiB + 64, hashes of whole 64- or 16-byte blocks */
+    for (size_t len = 0; len <= 3136; len++, i++) {
         size_t hash_len = (i & 1) ? len & ~(size_t)63 : len & ~(size_t)15;
 
         first_xor_hash_case(k, i % 71, len, hash_len, 16 * (i % 5), (int)((i / 3) & 1),
                             (int)(i % 4 == 0), i);
     }
+    /*
+     * The short shapes ("short-rows": row sets up to 320 bytes beside the
+     * key block, and the stitched rest of 449..832): every length with
+     * AAD 0..64, both directions, every hash length a caller may ask
+     * (whole 16-byte blocks of the text, none included).
+     */
+    for (size_t len = 0; len <= 832; len++)
+        for (size_t aad = len % 5; aad <= 64; aad += 5, i++) {
+            size_t hash_len = 16 * rnd_below(len / 16 + 1);
+
+            first_xor_hash_case(k, aad, len, hash_len, 16 * (i % 3), (int)(i & 1),
+                                (int)(i % 4 == 1), i);
+        }
     /* shorter hashes, long AAD, long texts */
     for (size_t j = 0; j < 60; j++, i++) {
         size_t len = 449 + rnd_below(20000);
@@ -429,6 +442,12 @@ void aead_diff(const chapoly_kernels *k)
     for (size_t aad = 0; aad <= 40; aad++)
         for (size_t len = 0; len <= 1100; len++)
             aead_case(k, aad, len);
+    /* every length to 2 KiB, AAD 0..64 (each AAD length at every 65th text length) */
+    for (size_t len = 0; len <= 2048; len++)
+        for (size_t aad = len % 65; aad <= 64; aad += 65)
+            aead_case(k, aad, len);
+    for (size_t len = 1101; len <= 2048; len++)
+        aead_case(k, 41 + len % 24, len);
     /* Block-count boundaries 1..17 with partial tails and longer AAD. */
     static const size_t aads[] = { 0, 1, 15, 16, 17, 63, 64, 65, 255, 256, 257, 1000 };
     static const int deltas[] = { -17, -16, -15, -1, 0, 1, 15, 16, 17 };

@@ -23,7 +23,7 @@
  * EVP seal and open reach it from 3 KiB on (4 and 16 KiB here).
  * And after each call of aead_xor_hash_range (0..3136 bytes, 0 to 1024
  * bytes of ciphertext before, seal in place, open in place and not) and
- * aead_first_xor_hash (449..3136 bytes, AAD 0 and 70), the level's entry
+ * aead_first_xor_hash (0..3136 bytes, AAD 0 and 70), the level's entry
  * or, where it has none, the composition in generic.c: the words
  * above, the hash after each block and the keystream past the text.
  */

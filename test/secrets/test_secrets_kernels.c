@@ -351,7 +351,7 @@ void kernel_chacha_stack(const chapoly_kernels *k)
      * made main leave the EVP cases' key word 3 in r15: see run_scan)
      */
     static const size_t lens[] = { 1, 63, 64, 65, 200, 600, 1000, 1024, 2000, 2048 };
-    static const size_t kblens[] = { 0, 1, 63, 64, 65, 200, 600, 1984 };
+    static const size_t kblens[] = { 0, 1, 63, 64, 65, 128, 192, 200, 256, 320, 321, 600, 1984 };
     char what[96];
 
     for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {

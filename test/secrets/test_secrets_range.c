@@ -345,15 +345,16 @@ void kernel_range_stack(const chapoly_kernels *k)
 }
 
 /*
- * aead_first_xor_hash over 449..3136 bytes with 0 and 70 bytes of AAD
+ * aead_first_xor_hash over 0..3136 bytes with 0 and 70 bytes of AAD
  * (whole blocks and a padded partial one), sealing in place and opening
  * to another buffer, hash_len the whole 64-byte blocks (the AEAD core)
  * or 448. Listed besides: the Poly1305 key (block ctr_nonce[0]) words.
  */
 void kernel_first_stack(const chapoly_kernels *k)
 {
-    static const size_t lens[] = { 449, 464, 511, 512, 513, 960, 961, 1024, 1350,
-                                   1536, 2048, 2500, 3072, 3136 };
+    static const size_t lens[] = { 64, 65, 128, 129, 192, 193, 256, 300, 320, 321, 448,
+                                   449, 464, 511, 512, 513, 576, 640, 700, 768, 769, 832, 833,
+                                   960, 961, 1024, 1350, 1536, 2048, 2500, 3072, 3136 };
     static const size_t aadlens[] = { 0, 70 };
     const chapoly_kernels *P = chapoly_kernels_by_name("portable");
     char what[160];
@@ -365,7 +366,7 @@ void kernel_first_stack(const chapoly_kernels *k)
         for (size_t ai = 0; ai < 2; ai++)
             for (int enc = 1; enc >= 0; enc--, n++) {
                 size_t len = lens[li], aadlen = aadlens[ai];
-                size_t hash_len = (n % 4 == 3) ? 448 : len & ~(size_t)63;
+                size_t hash_len = (n % 4 == 3 && len >= 448) ? 448 : len & ~(size_t)63;
                 uint8_t *base = rbuf + 1024;
                 uint8_t *out = enc ? base : rout;
                 struct rop o = { k, 1, out, base, len, 0, hash_len, aadlen, enc };
