@@ -214,18 +214,24 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
 
 /*
  * Keystream with the key block for a first streamed update of 65..256 bytes
- * (up to 64: one block): the key block and len, rounded up to whole pairs
- * of blocks (a ymm row set; at most 6 blocks, the short shapes of
- * "short-rows") or to 8 (a column batch), whichever comes first. A message
- * that ends here (a TLS 1.3 record, a QUIC packet) pays for little more
- * than its own blocks; one that goes on finds keystream made.
+ * (up to 64: one block). When the context's last message ended within this
+ * many bytes (a context of one-shot messages: TLS records, QUIC packets),
+ * the key block and len rounded up to a whole pair of blocks (a ymm row
+ * set; at most 6 blocks: the short shapes of "short-rows"), else to 4 or 8
+ * blocks (row and column shapes of every level: the blocks made ahead cost
+ * little, and a stream finds keystream made).
  */
 static inline size_t aead_fill(const chapoly_aead_msg *a, size_t len)
 {
-    size_t want = (len + BLOCK + 2 * BLOCK - 1) & ~(size_t)(2 * BLOCK - 1);
+    size_t want = 4 * BLOCK;
 
-    if (want > 6 * BLOCK)
-        want = 8 * BLOCK;
+    if (a->len_last != 0 && a->len_last <= len) {
+        want = (len + BLOCK + 2 * BLOCK - 1) & ~(size_t)(2 * BLOCK - 1);
+        if (want > 6 * BLOCK)
+            want = 8 * BLOCK;
+    }
+    while (want < len + BLOCK)
+        want *= 2;
     return (want < a->ks_cap ? want : a->ks_cap) - BLOCK;
 }
 

@@ -100,9 +100,9 @@ typedef struct chapoly_kernels chapoly_kernels;
 /*
  * Shapes: how a level wants its work cut, as data. The AEAD core schedules
  * by them and the kernels read their own crossovers here. A level's table
- * gives its values. Seven of them are choices that differ between CPUs
+ * gives its values. Eight of them are choices that differ between CPUs
  * (dispatch.c's list: chacha-one, aead, chacha-pairs, poly-vector,
- * poly-vector2, poly-prefix, poly-mac): the CPU profile (cpu_profiles.c)
+ * poly-vector2, poly-prefix, poly-mac, short-rows): the CPU profile (cpu_profiles.c)
  * sets what this microarchitecture prefers and the configuration can force
  * them by name ("paths"). The rest are constants of the level. The
  * choices are:
@@ -137,14 +137,6 @@ typedef struct chapoly_shapes {
      */
     uint8_t first_long;
     uint32_t chacha_pairs_min;  /* chacha-pairs: two column batches in flight from here */
-    /*
-     * short-rows: a text of 65 bytes up to this long (at most 320) beside
-     * the key block runs as 2 or 3 interleaved ymm row sets sized to it, and
-     * with "aead=stitched" a text of 449 up to 448 + this long puts what
-     * follows the key block's column batch in row sets, the scalar
-     * Poly1305 of that batch between their rounds (0: column batches only)
-     */
-    uint32_t short_rows;
     /*
      * A text this long or longer runs five-block steps (a vector batch and
      * a block in general registers, NEON); 0: never.
@@ -210,6 +202,14 @@ typedef struct chapoly_shapes {
      * (0: hashed right away). Follows from "aead" (dispatch.c).
      */
     uint32_t span_pre;
+    /*
+     * short-rows: a text of 65 bytes up to this long (at most 320) beside
+     * the key block runs as 2 or 3 interleaved ymm row sets sized to it, and
+     * with "aead=stitched" a text of 449 up to 448 + this long puts what
+     * follows the key block's column batch in row sets, the scalar
+     * Poly1305 of that batch between their rounds (0: column batches only)
+     */
+    uint32_t short_rows;
 } chapoly_shapes;
 
 /*
