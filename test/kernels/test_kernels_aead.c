@@ -416,12 +416,13 @@ void first_xor_hash_diff(const chapoly_kernels *k)
     }
     /*
      * The short shapes ("short-rows": row sets up to 320 bytes beside the
-     * key block, and the stitched rest of 449..832): every length with
-     * AAD 0..64, both directions, every hash length a caller may ask
-     * (whole 16-byte blocks of the text, none included).
+     * key block, and the stitched rest of 449..832): every length, each
+     * with four or five AAD lengths up to 64 (every AAD length 0..64 over
+     * 16 consecutive text lengths), both directions, in place and not, a
+     * random hash length a caller may ask (whole 16-byte blocks, 0 too).
      */
     for (size_t len = 0; len <= 832; len++)
-        for (size_t aad = len % 5; aad <= 64; aad += 5, i++) {
+        for (size_t aad = len % 16; aad <= 64; aad += 16, i++) {
             size_t hash_len = 16 * rnd_below(len / 16 + 1);
 
             first_xor_hash_case(k, aad, len, hash_len, 16 * (i % 3), (int)(i & 1),
