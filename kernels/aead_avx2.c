@@ -156,6 +156,7 @@ batch_hash_n_asm(const __m256i init[16], __m256i park[4], uint8_t *out, const ui
 
 /* Overwrite the stack just below the caller's frame (stitched_range's, head_batch's). */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
+CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
 
 /*
  * aead_xor_hash_range (kernels.h): batches of 512 bytes of text, the last
@@ -342,7 +343,7 @@ static __attribute__((noinline)) void head_batch(uint8_t kb[64], uint8_t *out, c
  * (opening: of the whole text) between their rounds: a row set is
  * latency-bound, and the scalar multiplies fill the integer ports beside
  * it. What is left of the hash (sealing: the rest's ciphertext) follows,
- * scalar. One scrub covers both frames (the same depth).
+ * scalar. The row sets scrub their own frame, this the head's.
  */
 static void short_tail(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                        size_t hash_len, const uint8_t *aad, size_t aadlen, const uint32_t key[8],
@@ -364,6 +365,7 @@ static void short_tail(const chapoly_kernels *kt, uint8_t *out, const uint8_t *i
     chacha20_rows_short_avx2(NULL, out + AEAD_HEAD, in + AEAD_HEAD, len - AEAD_HEAD, key, cn,
                              p + W_H, p + W_KEY, base, now);
     put64(p + W_SCALAR, p[W_SCALAR] + now);
+    scrub_stack_1k(); /* head_batch's frame (its input state, about 0x2a0 bytes) */
     if (hash_len > 16 * now) {
         size_t nb = hash_len / 16 - now;
 

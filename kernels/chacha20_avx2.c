@@ -366,8 +366,8 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
  * read before the stores at the end).
  *
  * Out of line: the compiler spills part of three sets' state and the
- * feed-forward inputs; the caller scrubs this frame (about 0x200 bytes,
- * GCC 12; scrub_stack_1k covers it).
+ * feed-forward inputs; the caller scrubs this frame (sized per shape,
+ * chacha20_rows_short_avx2).
  */
 #define ROWS_STEP_YMM(n) _mm256_setr_epi32((n), 0, 0, 0, (n), 0, 0, 0)
 CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t *out,
@@ -475,13 +475,21 @@ void chacha20_rows_short_avx2(uint8_t *kb, uint8_t *out, const uint8_t *in, size
 {
     size_t blocks = (len + (kb != NULL ? 64 : 0) + 63) / 64; /* public */
 
-    if (blocks <= 2)
+    /*
+     * The scrub sized to the shape: one or two sets keep their state in
+     * registers but for a few spills (frames of about 0x40 and 0x80 bytes
+     * optimised, GCC 12), three spill rows (about 0x1a0).
+     */
+    if (blocks <= 2) {
         rows_short1(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
-    else if (blocks <= 4)
+        scrub_stack_512();
+    } else if (blocks <= 4) {
         rows_short2(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
-    else
+        scrub_stack_512();
+    } else {
         rows_short3(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
-    scrub_stack_1k();
+        scrub_stack_1k();
+    }
 }
 
 /*
