@@ -370,6 +370,20 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
  * chacha20_rows_short_avx2).
  */
 #define ROWS_STEP_YMM(n) _mm256_setr_epi32((n), 0, 0, 0, (n), 0, 0, 0)
+/*
+ * The short shapes' quarter round: the vpshufb patterns as memory operands
+ * (rot_tbl), so that three row sets, their rotate temporaries and nothing
+ * else take the 16 ymm registers (with the patterns in registers the
+ * compiler spilled round state inside the loop, on the dependency chain).
+ */
+#define SHUF_MEM(d, pat) __asm__("vpshufb %1, %0, %0" : "+x"(d) : "m"(pat))
+#define QR_YMM_M(a, b, c, d)                                                \
+    do {                                                                    \
+        a = ADD8(a, b); d = XOR8(d, a); SHUF_MEM(d, rot_tbl[0]);            \
+        c = ADD8(c, d); b = XOR8(b, c); b = ROLS8(b, 12);                   \
+        a = ADD8(a, b); d = XOR8(d, a); SHUF_MEM(d, rot_tbl[1]);            \
+        c = ADD8(c, d); b = XOR8(b, c); b = ROLS8(b, 7);                    \
+    } while (0)
 CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t *out,
                                     const uint8_t *in, size_t len,
                                     const uint32_t key_words[8], const uint32_t ctr_nonce[4],
@@ -377,40 +391,40 @@ CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t 
                                     size_t nblk)
 {
     const uint32_t *key = key_words;
-    const __m256i r16 = _mm256_setr_epi8(ROT16_BYTES, ROT16_BYTES);
-    const __m256i r8 = _mm256_setr_epi8(ROT8_BYTES, ROT8_BYTES);
     const __m256i a0 = rows_sigma_ymm();
     const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
     __m256i a = a0, b = ROW_BCAST_YMM(key), c = ROW_BCAST_YMM(key + 4), d = d0;
     __m256i a1 = a, b1 = b, c1 = c, d1 = ADD8(d0, ROWS_STEP_YMM(2));
     __m256i a2 = a, b2 = b, c2 = c, d2 = ADD8(d0, ROWS_STEP_YMM(4));
     sc_hash hh = { 0, 0, 0 };
-    sc_key kk = { 0, 0, 0 };
     /* blocks per double round, nblk / 10 rounded up, without a division */
     size_t per = ((nblk + 9) * 6554) >> 16;
 
-    if (nblk > 0) {
+    if (nblk > 0)
         hh.h0 = h[0], hh.h1 = h[1], hh.h2 = h[2];
-        kk.r0 = kw[0], kk.r1 = kw[1], kk.s1 = kw[2];
-    }
     for (int i = 0; i < 10; i++) {
-        QR_YMM(a, b, c, d);
+        QR_YMM_M(a, b, c, d);
         if (sets > 1)
-            QR_YMM(a1, b1, c1, d1);
+            QR_YMM_M(a1, b1, c1, d1);
         if (sets > 2)
-            QR_YMM(a2, b2, c2, d2);
+            QR_YMM_M(a2, b2, c2, d2);
         DIAG_YMM(a, c, d);
         if (sets > 1)
             DIAG_YMM(a1, c1, d1);
         if (sets > 2)
             DIAG_YMM(a2, c2, d2);
-        for (size_t j = 0; j < per && nblk > 0; j++, nblk--, m += 16)
-            hh = sc_mul_r(sc_add_block(hh, m, 1), kk);
-        QR_YMM(a, b, c, d);
+        size_t q = per < nblk ? per : nblk;
+
+        if (q > 0) { /* the asm chain: hash and temporaries in general registers */
+            hh = sc_blocks_reg(hh, kw, m, q, 1);
+            m += 16 * q;
+            nblk -= q;
+        }
+        QR_YMM_M(a, b, c, d);
         if (sets > 1)
-            QR_YMM(a1, b1, c1, d1);
+            QR_YMM_M(a1, b1, c1, d1);
         if (sets > 2)
-            QR_YMM(a2, b2, c2, d2);
+            QR_YMM_M(a2, b2, c2, d2);
         UNDIAG_YMM(a, c, d);
         if (sets > 1)
             UNDIAG_YMM(a1, c1, d1);
