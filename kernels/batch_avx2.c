@@ -2,17 +2,25 @@
 /*
  * chacha20_multi_blocks for the "avx2" level: n independent blocks, each
  * with its own input state (key, counter, nonce), for the batched AEAD
- * (core/aead_batch.c). Row layout, which takes per-block states as they
+ * (core/aead_batch.c). Up to four blocks (and what is left after the
+ * column groups below): row layout, which takes per-block states as they
  * are: a ymm row set holds two blocks (one per 128-bit lane), and two row
  * sets run interleaved (four blocks, two dependency chains); an odd last
  * block gets a zero partner state whose block is never stored. The
  * feed-forward re-reads the input states from memory.
  *
+ * Five or more blocks: groups of eight as one 8-lane column batch (lane l
+ * = block l of the group; cols_batch_asm_ymm, chacha20_ymm.h): the states
+ * are transposed to word-major order on the way in and back on the way
+ * out. A last group of 5..7 blocks fills its empty lanes with a copy of
+ * its first state and stores only its own blocks; 1..4 blocks left go to
+ * the row sets.
+ *
  * Rotates: by 16 and 8 with vpshufb, by 12 and 7 with shift + shift + or.
  * The compiler may spill row state (as secret as the key: the rounds are
- * invertible), so the rounds run out of line and the caller scrubs that
- * frame afterwards. The compiler ends every function that touches ymm with
- * vzeroupper.
+ * invertible) and the column batches keep their state in stack arrays,
+ * so both run out of line and the caller scrubs their frames afterwards.
+ * The compiler ends every function that touches ymm with vzeroupper.
  */
 #include "chacha20_ymm.h"
 
@@ -84,16 +92,110 @@ static __attribute__((noinline)) void multi_rows(uint8_t *out, const uint32_t *s
     }
 }
 
-/* multi_rows' frame: about 0x100 bytes optimised (objdump); a wide margin. */
+/* vpshufb patterns rotating each 32-bit word left by 16 and by 8 bits. */
+static const __m256i rot_tbl[2] = {
+    { 0x0504070601000302LL, 0x0d0c0f0e09080b0aLL, 0x0504070601000302LL, 0x0d0c0f0e09080b0aLL },
+    { 0x0605040702010003LL, 0x0e0d0c0f0a09080bLL, 0x0605040702010003LL, 0x0e0d0c0f0a09080bLL },
+};
+
+/*
+ * Words 4q..4q+3 of the eight states p[0..7] as columns: lane l of init[4q + k]
+ * = word 4q + k of p[l]. Blocks l and l + 4 share a register (one per
+ * 128-bit lane) before the 4x4 transpose inside the lanes (cheaper than
+ * scalar stores into init: docs/performance.md).
+ */
+CHAPOLY_INLINE void cols_in_quad(__m256i init[16], const uint32_t *const p[8], int q)
+{
+    __m256i r0 = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p[0] + 4 * q))),
+        _mm_loadu_si128((const __m128i *)(p[4] + 4 * q)), 1);
+    __m256i r1 = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p[1] + 4 * q))),
+        _mm_loadu_si128((const __m128i *)(p[5] + 4 * q)), 1);
+    __m256i r2 = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p[2] + 4 * q))),
+        _mm_loadu_si128((const __m128i *)(p[6] + 4 * q)), 1);
+    __m256i r3 = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(p[3] + 4 * q))),
+        _mm_loadu_si128((const __m128i *)(p[7] + 4 * q)), 1);
+
+    UNPACK4_YMM(r0, r1, r2, r3);
+    _mm256_store_si256(init + 4 * q, r0);
+    _mm256_store_si256(init + 4 * q + 1, r1);
+    _mm256_store_si256(init + 4 * q + 2, r2);
+    _mm256_store_si256(init + 4 * q + 3, r3);
+}
+
+/* Raw block idx of a group of nb (5..8): stored only if the group owns it. */
+#define RAW_BLOCK_PART(out, in, lo, hi, idx, nb)                            \
+    do {                                                                    \
+        (void)(in);                                                         \
+        if ((idx) < (nb)) {                                                 \
+            _mm256_storeu_si256((__m256i *)((out) + 64 * (idx)), lo);       \
+            _mm256_storeu_si256((__m256i *)((out) + 64 * (idx) + 32), hi);  \
+        }                                                                   \
+    } while (0)
+
+/*
+ * Groups of eight blocks as 8-lane column batches while five or more are
+ * left, the last of 5..7 blocks padded with copies of its first state.
+ * Returns the number of blocks done (the rest, 0..4, for multi_rows). The
+ * column states and the batch output are as secret as the key: they stay
+ * in this frame, which the caller scrubs.
+ */
+static __attribute__((noinline)) size_t multi_cols(uint8_t *out, const uint32_t *states, size_t n)
+{
+    _Alignas(32) __m256i init[16];
+    _Alignas(32) __m256i w[16];
+    size_t j = 0;
+
+    while (n - j >= 5) {
+        size_t nb = n - j >= 8 ? 8 : n - j;
+        const uint32_t *p[8];
+
+        for (size_t l = 0; l < 8; l++) /* public: n */
+            p[l] = states + 16 * (j + (l < nb ? l : 0));
+        for (int q = 0; q < 4; q++)
+            cols_in_quad(init, p, q);
+        cols_batch_asm_ymm(init, w, rot_tbl);
+
+        __m256i x0 = w[0], x1 = w[1], x2 = w[2], x3 = w[3];
+        __m256i x4 = w[4], x5 = w[5], x6 = w[6], x7 = w[7];
+        __m256i x8 = w[8], x9 = w[9], x10 = w[10], x11 = w[11];
+        __m256i x12 = w[12], x13 = w[13], x14 = w[14], x15 = w[15];
+        uint8_t *o = out + 64 * j;
+
+        COLS_TRANSPOSE_YMM();
+        COLS_STORE_YMM(RAW_BLOCK_PART, o, NULL, nb);
+        j += nb;
+    }
+    return j;
+}
+
+/*
+ * The frames (objdump, optimised): multi_rows about 0x100 bytes;
+ * multi_cols, with init and w (1 KiB) and a few spills, about 0x4b0
+ * (GCC 12) to 0x580 (clang 14): 2 KiB after it, which covers multi_rows
+ * after it too.
+ */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
+CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 
 void chacha20_multi_blocks_avx2(const chapoly_kernels *kt, uint8_t *out, const uint32_t *states, size_t n)
 {
+    size_t done = 0;
+
     (void)kt;
     if (n == 0)
         return;
-    multi_rows(out, states, n);
-    scrub_stack_1k();
+    if (n >= 5)
+        done = multi_cols(out, states, n);
+    if (done < n)
+        multi_rows(out + 64 * done, states + 16 * done, n - done);
+    if (done != 0) /* public: n */
+        scrub_stack_2k();
+    else
+        scrub_stack_1k();
 }
 
 /* ---- poly1305_multi_blocks in front of poly1305_blocks_avx2 ---- */

@@ -385,7 +385,7 @@ void kernel_chacha_stack(const chapoly_kernels *k)
         T_OK(ok, "%s: output differs from the reference", what);
     }
     /* n blocks of (ckey, ccn) from their input states: every shape of the batch kernels */
-    static const size_t mbns[] = { 1, 2, 3, 4, 5, 8, 16, 20, 32 };
+    static const size_t mbns[] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 20, 24, 32 };
     for (size_t i = 0; i < sizeof(mbns) / sizeof(mbns[0]); i++) {
         size_t nb = mbns[i];
         struct cop o = { k, 3, nb, NULL };
