@@ -379,8 +379,8 @@ void chapoly_msg_clear(chapoly_aead_msg *a)
 /* AAD that fits aad_buf waits for the key block's batch; longer AAD needs the MAC key now. */
 void chapoly_msg_aad(chapoly_aead_msg *a, const uint8_t *aad, size_t len)
 {
-    if (a->phase == AEAD_PHASE_KEY && len <= sizeof(a->aad_buf) - a->aad_buffered) {
-        memcpy(a->aad_buf + a->aad_buffered, aad, len);
+    if (a->phase == AEAD_PHASE_KEY && len <= CHAPOLY_AEAD_AAD_BUF - a->aad_buffered) {
+        chapoly_copy_bytes(a->aad_buf + a->aad_buffered, aad, len); /* short: no library call */
         a->aad_buffered += (unsigned)len;
     } else {
         if (a->phase == AEAD_PHASE_KEY)
