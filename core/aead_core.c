@@ -419,15 +419,23 @@ void chapoly_aead_clear(chapoly_aead *a)
     chapoly_msg_clear(&a->m);
 }
 
+/* chapoly_load_key inline (little-endian: the bytes are the words, a 32-byte copy). */
+static inline void aead_key_words(uint32_t w[8], const uint8_t bytes[32])
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(w, bytes, 32);
+#else
+    for (int i = 0; i < 8; i++)
+        w[i] = load32_le(bytes + 4 * i);
+#endif
+}
+
 void chapoly_aead_start(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
                         const uint8_t nonce[12])
 {
-    uint32_t kw[8];
-
     chapoly_msg_end(&a->m);
-    chapoly_load_key(kw, key);
-    chapoly_msg_begin(&a->m, k, kw, nonce, AEAD_BATCH_MAX);
-    chapoly_wipe_inline(kw, sizeof(kw));
+    aead_key_words(a->key, key); /* straight into the message: no copy to wipe */
+    chapoly_msg_reset(&a->m, k, nonce, AEAD_BATCH_MAX);
 }
 
 void chapoly_aead_start_xchacha(chapoly_aead *a, const chapoly_kernels *k,

@@ -164,16 +164,15 @@ static inline uint32_t chapoly_msg_text_ctr(uint64_t pos)
 }
 
 /*
- * A message under key words and a 96-bit nonce, with ks_cap bytes of ks[]
- * after it (AEAD_BATCH_MAX or CHAPOLY_AEAD_SMALL). Nothing of the message
- * m held before is read (nor wiped: chapoly_msg_clear first).
+ * A message under the key words m->key holds (the caller has just written
+ * them) and a 96-bit nonce, with ks_cap bytes of ks[] after it
+ * (AEAD_BATCH_MAX or CHAPOLY_AEAD_SMALL). Nothing else of the message m
+ * held before is read (nor wiped: chapoly_msg_clear first).
  */
-static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels *k,
-                                     const uint32_t key[8], const uint8_t nonce[12],
-                                     unsigned ks_cap)
+static inline void chapoly_msg_reset(chapoly_aead_msg *m, const chapoly_kernels *k,
+                                     const uint8_t nonce[12], unsigned ks_cap)
 {
     m->k = k;
-    memcpy(m->key, key, sizeof(m->key));
     m->ctr_nonce[0] = 0;
     m->ctr_nonce[1] = load32_le(nonce);
     m->ctr_nonce[2] = load32_le(nonce + 4);
@@ -187,6 +186,15 @@ static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels 
         m->len_last = m->len_hint = 0;
     m->aad_buffered = 0;
     m->phase = AEAD_PHASE_KEY;
+}
+
+/* The same under key words given (chapoly_msg_reset after copying them). */
+static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels *k,
+                                     const uint32_t key[8], const uint8_t nonce[12],
+                                     unsigned ks_cap)
+{
+    memcpy(m->key, key, sizeof(m->key));
+    chapoly_msg_reset(m, k, nonce, ks_cap);
 }
 
 /* A finished streaming message's text length, for the next messages' refills (stream_fill). */
