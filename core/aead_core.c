@@ -461,7 +461,15 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
 __attribute__((noinline)) static void aead_text_streaming(chapoly_aead_msg *a, uint8_t *out,
                                                           const uint8_t *in, size_t len, int enc)
 {
-    aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered, 1);
+    if (a->phase == AEAD_PHASE_KEY && len <= AEAD_FILL_MAX) {
+        /* aead_text's first turns for a short first update: the key block's call, then the XOR */
+        aead_key_ahead(a, len <= BLOCK ? BLOCK : aead_fill(a, len), 1);
+        chacha20_xor_keystream(out, in, KS(a), CT(a), len, enc);
+        a->batch_used = (unsigned)len;
+        a->text_len += len;
+    } else {
+        aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered, 1);
+    }
     a->last_len = len < AEAD_BIG_UPDATE ? (unsigned)len : AEAD_BIG_UPDATE;
 }
 
