@@ -138,12 +138,12 @@ CHAPOLY_INLINE int aead_init(aead_ctx *c, int enc, const unsigned char *key, siz
                         c->ivlen, ivlen);
             return 0;
         }
-        memcpy(c->iv, iv, c->ivlen);
+        chapoly_copy_bytes(c->iv, iv, c->ivlen); /* 12 or 24 bytes: no library call */
         aead_apply(c, aead_lookup(c, key != NULL ? EV_KEY_IV : EV_IV));
     } else if (key != NULL) {
         aead_apply(c, aead_lookup(c, EV_KEY));
     }
-    return aead_set_ctx_params(c, params);
+    return params == NULL || aead_set_ctx_params(c, params); /* EVP passes none per message */
 }
 
 static int aead_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,

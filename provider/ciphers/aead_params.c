@@ -132,8 +132,8 @@ int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                                 p->data_size);
                     return 0;
                 }
-                if (p->data != NULL) /* NULL data: a size query */
-                    memcpy(p->data, c->tag, p->data_size);
+                if (p->data != NULL) /* NULL data: a size query; 1..16 bytes, inline */
+                    chapoly_copy_bytes(p->data, c->tag, p->data_size);
                 p->return_size = p->data_size;
             } else if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) &&
                        c->ivlen == CHACHA20_NONCE_BYTES) { /* XChaCha has no TLS record mode */
@@ -191,7 +191,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                         CHAPOLY_ERR(PROV_R_TAG_NOT_NEEDED, "a tag is not set when encrypting");
                         return 0;
                     }
-                    memcpy(c->tag, p->data, p->data_size);
+                    chapoly_copy_bytes(c->tag, p->data, p->data_size); /* 1..16 bytes */
                     c->tag_set = 1; /* this message's, or the next one's (aead_state.c) */
                 }
                 c->tag_len = p->data_size;
