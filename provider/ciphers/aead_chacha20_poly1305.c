@@ -182,9 +182,10 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                         inl);
             return 0;
         }
-        chapoly_aead_aad(&c->msg, in, inl);
+        /* the state first: nothing is live across the core's call (which cannot fail) */
         c->state = (enum aead_state)s->next;
         *outl = inl; /* as the default provider reports AAD */
+        chapoly_aead_aad(&c->msg, in, inl);
         return 1;
     }
     if (outsize < inl) {
@@ -200,9 +201,9 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
-    chapoly_aead_text(&c->msg, out, in, inl, c->enc);
     c->state = (enum aead_state)s->next;
     *outl = inl;
+    chapoly_aead_text(&c->msg, out, in, inl, c->enc);
     return 1;
 }
 
