@@ -111,8 +111,12 @@ __attribute__((noinline)) static void aead_key_ahead(chapoly_aead_msg *a, size_t
     _Alignas(64) uint8_t kb[BLOCK];
 
     a->k->chacha20_keyblock_xor(a->k, kb, KS(a), aead_zeros, ahead, a->key, a->ctr_nonce);
-    if (aad_done) {
-        chapoly_aead_key_aad(a->k, &a->poly, kb, a->aad_buf, a->aad_buffered);
+    if (aad_done) { /* chapoly_aead_key_aad, the AAD padded where it waits (no copy) */
+        a->k->poly1305_init(a->k, &a->poly, kb);
+        a->poly.buflen = 0;
+        if (a->aad_buffered > 0)
+            a->k->poly1305_blocks(a->k, &a->poly, a->aad_buf,
+                                  chapoly_aead_pad16(a->aad_buf, a->aad_buffered), 1);
         a->aad_buffered = 0;
         a->phase = AEAD_PHASE_TEXT;
     } else {
@@ -280,8 +284,10 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
 /* Keystream made ahead wiped, as much as ks[] ever held; the key stays. */
 static void aead_drop_keystream(chapoly_aead_msg *a)
 {
-    if (a->ks_made != 0)
+    if (a->ks_made > BLOCK)
         chapoly_wipe(KS(a), a->ks_made);
+    else if (a->ks_made != 0) /* one block (every ks[] has one): inline stores, no call */
+        chapoly_wipe_inline(KS(a), BLOCK);
     a->ks_made = 0;
     a->ks_len = a->batch_used;
 }
@@ -297,7 +303,7 @@ void chapoly_msg_tag(chapoly_aead_msg *a, const uint8_t *last, size_t len, uint8
 }
 
 /* The collected ciphertext and the lengths block in one call, then the tag. */
-static void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
+CHAPOLY_INLINE void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
 {
     if (a->phase == AEAD_PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
         aead_text(a, CT(a), CT(a), 0, 1, a->aad_buf, a->aad_buffered, 0);
@@ -379,8 +385,8 @@ void chapoly_msg_clear(chapoly_aead_msg *a)
 /* AAD that fits aad_buf waits for the key block's batch; longer AAD needs the MAC key now. */
 void chapoly_msg_aad(chapoly_aead_msg *a, const uint8_t *aad, size_t len)
 {
-    if (a->phase == AEAD_PHASE_KEY && len <= sizeof(a->aad_buf) - a->aad_buffered) {
-        memcpy(a->aad_buf + a->aad_buffered, aad, len);
+    if (a->phase == AEAD_PHASE_KEY && len <= CHAPOLY_AEAD_AAD_BUF - a->aad_buffered) {
+        chapoly_copy_bytes(a->aad_buf + a->aad_buffered, aad, len); /* short: no library call */
         a->aad_buffered += (unsigned)len;
     } else {
         if (a->phase == AEAD_PHASE_KEY)
@@ -413,15 +419,23 @@ void chapoly_aead_clear(chapoly_aead *a)
     chapoly_msg_clear(&a->m);
 }
 
+/* chapoly_load_key inline (little-endian: the bytes are the words, a 32-byte copy). */
+static inline void aead_key_words(uint32_t w[8], const uint8_t bytes[32])
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(w, bytes, 32);
+#else
+    for (int i = 0; i < 8; i++)
+        w[i] = load32_le(bytes + 4 * i);
+#endif
+}
+
 void chapoly_aead_start(chapoly_aead *a, const chapoly_kernels *k, const uint8_t key[32],
                         const uint8_t nonce[12])
 {
-    uint32_t kw[8];
-
     chapoly_msg_end(&a->m);
-    chapoly_load_key(kw, key);
-    chapoly_msg_begin(&a->m, k, kw, nonce, AEAD_BATCH_MAX);
-    chapoly_wipe_inline(kw, sizeof(kw));
+    aead_key_words(a->key, key); /* straight into the message: no copy to wipe */
+    chapoly_msg_reset(&a->m, k, nonce, AEAD_BATCH_MAX);
 }
 
 void chapoly_aead_start_xchacha(chapoly_aead *a, const chapoly_kernels *k,
@@ -447,7 +461,15 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
 __attribute__((noinline)) static void aead_text_streaming(chapoly_aead_msg *a, uint8_t *out,
                                                           const uint8_t *in, size_t len, int enc)
 {
-    aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered, 1);
+    if (a->phase == AEAD_PHASE_KEY && len <= AEAD_FILL_MAX) {
+        /* aead_text's first turns for a short first update: the key block's call, then the XOR */
+        aead_key_ahead(a, len <= BLOCK ? BLOCK : aead_fill(a, len), 1);
+        chacha20_xor_keystream(out, in, KS(a), CT(a), len, enc);
+        a->batch_used = (unsigned)len;
+        a->text_len += len;
+    } else {
+        aead_text(a, out, in, len, enc, a->aad_buf, a->aad_buffered, 1);
+    }
     a->last_len = len < AEAD_BIG_UPDATE ? (unsigned)len : AEAD_BIG_UPDATE;
 }
 

@@ -76,7 +76,8 @@ extern "C" {
     /* streaming, kept across messages: text lengths of the last finished message and \
      * the shorter of the last two (what a refill expects; shapes.stream_fill) */      \
     uint32_t len_last, len_hint;                                                       \
-    uint8_t aad_buf[CHAPOLY_AEAD_AAD_BUF]; /* short AAD waits for the key block */
+    /* short AAD waits for the key block; 16 more: room for its zero pad (chapoly_aead_pad16) */ \
+    uint8_t aad_buf[CHAPOLY_AEAD_AAD_BUF + 16];
 
 typedef struct chapoly_aead_msg {
     CHAPOLY_AEAD_MSG_FIELDS
@@ -163,16 +164,15 @@ static inline uint32_t chapoly_msg_text_ctr(uint64_t pos)
 }
 
 /*
- * A message under key words and a 96-bit nonce, with ks_cap bytes of ks[]
- * after it (AEAD_BATCH_MAX or CHAPOLY_AEAD_SMALL). Nothing of the message
- * m held before is read (nor wiped: chapoly_msg_clear first).
+ * A message under the key words m->key holds (the caller has just written
+ * them) and a 96-bit nonce, with ks_cap bytes of ks[] after it
+ * (AEAD_BATCH_MAX or CHAPOLY_AEAD_SMALL). Nothing else of the message m
+ * held before is read (nor wiped: chapoly_msg_clear first).
  */
-static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels *k,
-                                     const uint32_t key[8], const uint8_t nonce[12],
-                                     unsigned ks_cap)
+static inline void chapoly_msg_reset(chapoly_aead_msg *m, const chapoly_kernels *k,
+                                     const uint8_t nonce[12], unsigned ks_cap)
 {
     m->k = k;
-    memcpy(m->key, key, sizeof(m->key));
     m->ctr_nonce[0] = 0;
     m->ctr_nonce[1] = load32_le(nonce);
     m->ctr_nonce[2] = load32_le(nonce + 4);
@@ -186,6 +186,15 @@ static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels 
         m->len_last = m->len_hint = 0;
     m->aad_buffered = 0;
     m->phase = AEAD_PHASE_KEY;
+}
+
+/* The same under key words given (chapoly_msg_reset after copying them). */
+static inline void chapoly_msg_begin(chapoly_aead_msg *m, const chapoly_kernels *k,
+                                     const uint32_t key[8], const uint8_t nonce[12],
+                                     unsigned ks_cap)
+{
+    memcpy(m->key, key, sizeof(m->key));
+    chapoly_msg_reset(m, k, nonce, ks_cap);
 }
 
 /* A finished streaming message's text length, for the next messages' refills (stream_fill). */
@@ -247,8 +256,11 @@ size_t chapoly_msg_aad_end(chapoly_aead_msg *m, const uint8_t *kb, uint8_t *row)
  */
 void chapoly_msg_text_ks(chapoly_aead_msg *m, uint8_t *out, const uint8_t *in, size_t len,
                          const uint8_t *ks, int enc, uint8_t *mac);
-/* After the AAD's end: the last row (ct[]: ciphertext collected, pad, lengths); its length. */
-size_t chapoly_msg_lengths(chapoly_aead_msg *m);
+/*
+ * After the AAD's end: the last row (ct[]: ciphertext collected, pad,
+ * lengths); its length. Inline, below (every message's finish).
+ */
+static inline size_t chapoly_msg_lengths(chapoly_aead_msg *m);
 /*
  * The last row's len bytes (last: ct[] after chapoly_msg_lengths, or
  * NULL with len 0 once it is hashed), then the tag; the message is done.
@@ -257,29 +269,47 @@ void chapoly_msg_tag(chapoly_aead_msg *m, const uint8_t *last, size_t len, uint8
 
 /*
  * n bytes, inline: the short copies of a message's rows (AAD, text tails)
- * cost a library call each otherwise.
+ * cost a library call each otherwise. d and s share no byte. Whole 16-byte
+ * pieces, then the last 16 (or 8, or 4) bytes again from the end: a few
+ * overlapping stores of the same bytes instead of a branch per bit of n.
  */
 static inline void chapoly_copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
 {
-    for (; n >= 16; n -= 16, d += 16, s += 16)
-        memcpy(d, s, 16);
-    if (n & 8) {
-        memcpy(d, s, 8);
-        d += 8;
-        s += 8;
+    if (n >= 16) {
+        for (size_t i = 0; i + 16 < n; i += 16)
+            memcpy(d + i, s + i, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        uint64_t head, tail;
+
+        memcpy(&head, s, 8);
+        memcpy(&tail, s + n - 8, 8);
+        memcpy(d, &head, 8);
+        memcpy(d + n - 8, &tail, 8);
+    } else if (n >= 4) {
+        uint32_t head, tail;
+
+        memcpy(&head, s, 4);
+        memcpy(&tail, s + n - 4, 4);
+        memcpy(d, &head, 4);
+        memcpy(d + n - 4, &tail, 4);
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
     }
-    if (n & 4) {
-        memcpy(d, s, 4);
-        d += 4;
-        s += 4;
+}
+
+static inline size_t chapoly_msg_lengths(chapoly_aead_msg *a)
+{
+    uint8_t *ct = chapoly_msg_ct(a);
+
+    if (a->poly.buflen > 0) { /* AAD after the key block and no text: batch_used is 0 */
+        memcpy(ct, a->poly.buf, a->poly.buflen);
+        a->batch_used = (unsigned)a->poly.buflen;
+        a->poly.buflen = 0;
     }
-    if (n & 2) {
-        memcpy(d, s, 2);
-        d += 2;
-        s += 2;
-    }
-    if (n & 1)
-        *d = *s;
+    return chapoly_aead_lengths_block(ct, a->batch_used, a->aad_len, a->text_len);
 }
 
 /* ---- one-shot: the same state and code, one call per message ---- */

@@ -97,15 +97,18 @@ typedef struct chapoly_provctx {
  * A parameter's key equal to a name, for the parameters every message
  * passes (the tag, the IV length): inlined against the literal, where a
  * strcmp call cost about 30 instructions each, three per sealed message.
+ * name must be a string literal (the "" makes any other argument an
+ * error): its length is a constant, so the loop unrolls into a compare
+ * and a branch per character. key is read no further than its first
+ * difference from name (its terminator included).
  */
-static inline int chapoly_key_is(const char *key, const char *name)
+#define chapoly_key_is(key, name) chapoly_key_is_((key), "" name, sizeof(name) - 1)
+static inline int chapoly_key_is_(const char *key, const char *name, size_t len)
 {
-    size_t i = 0;
-
-    for (; name[i] != '\0'; i++)
+    for (size_t i = 0; i < len; i++)
         if (key[i] != name[i])
             return 0;
-    return key[i] == '\0';
+    return key[len] == '\0';
 }
 
 /*

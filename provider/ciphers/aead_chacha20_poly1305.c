@@ -138,12 +138,12 @@ CHAPOLY_INLINE int aead_init(aead_ctx *c, int enc, const unsigned char *key, siz
                         c->ivlen, ivlen);
             return 0;
         }
-        memcpy(c->iv, iv, c->ivlen);
+        chapoly_copy_bytes(c->iv, iv, c->ivlen); /* 12 or 24 bytes: no library call */
         aead_apply(c, aead_lookup(c, key != NULL ? EV_KEY_IV : EV_IV));
     } else if (key != NULL) {
         aead_apply(c, aead_lookup(c, EV_KEY));
     }
-    return aead_set_ctx_params(c, params);
+    return params == NULL || aead_set_ctx_params(c, params); /* EVP passes none per message */
 }
 
 static int aead_encrypt_init(void *vctx, const unsigned char *key, size_t keylen,
@@ -182,9 +182,10 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
                         inl);
             return 0;
         }
-        chapoly_aead_aad(&c->msg, in, inl);
+        /* the state first: nothing is live across the core's call (which cannot fail) */
         c->state = (enum aead_state)s->next;
         *outl = inl; /* as the default provider reports AAD */
+        chapoly_aead_aad(&c->msg, in, inl);
         return 1;
     }
     if (outsize < inl) {
@@ -200,9 +201,9 @@ static int aead_update(void *vctx, unsigned char *out, size_t *outl,
         CHAPOLY_ERR(PROV_R_INVALID_DATA, "partially overlapping buffers");
         return 0;
     }
-    chapoly_aead_text(&c->msg, out, in, inl, c->enc);
     c->state = (enum aead_state)s->next;
     *outl = inl;
+    chapoly_aead_text(&c->msg, out, in, inl, c->enc);
     return 1;
 }
 

@@ -132,8 +132,8 @@ int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
                                 p->data_size);
                     return 0;
                 }
-                if (p->data != NULL) /* NULL data: a size query */
-                    memcpy(p->data, c->tag, p->data_size);
+                if (p->data != NULL) /* NULL data: a size query; 1..16 bytes, inline */
+                    chapoly_copy_bytes(p->data, c->tag, p->data_size);
                 p->return_size = p->data_size;
             } else if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_AEAD_TLS1_AAD_PAD) &&
                        c->ivlen == CHACHA20_NONCE_BYTES) { /* XChaCha has no TLS record mode */
@@ -149,17 +149,28 @@ int aead_get_ctx_params(void *vctx, OSSL_PARAM params[])
     return 1;
 }
 
+/*
+ * A size parameter equal to want (1), else 0 (chapoly_param_get_size_t
+ * raised an error if it could not read it). Out of line: its local, whose
+ * address is taken, would put a stack guard on every call of
+ * aead_set_ctx_params (the expected tag of every open).
+ */
+__attribute__((noinline)) static int aead_param_size_is(const OSSL_PARAM *p, size_t want)
+{
+    size_t v;
+
+    return chapoly_param_get_size_t(p, &v) && v == want;
+}
+
 int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
 {
     aead_ctx *c = vctx;
 
     for (const OSSL_PARAM *p = params; p != NULL && p->key != NULL; p++) {
-        size_t v;
-
         switch (p->key[0]) {
         case 'k':
             if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_KEYLEN)) {
-                if (!chapoly_param_get_size_t(p, &v) || v != CHACHA20_KEY_BYTES) {
+                if (!aead_param_size_is(p, CHACHA20_KEY_BYTES)) {
                     if (p->data != NULL) /* else it said why */
                         CHAPOLY_ERR(PROV_R_INVALID_KEY_LENGTH, "only 32-byte keys");
                     return 0;
@@ -168,7 +179,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
             break;
         case 'i':
             if (chapoly_key_is(p->key, OSSL_CIPHER_PARAM_IVLEN)) {
-                if (!chapoly_param_get_size_t(p, &v) || v != c->ivlen) {
+                if (!aead_param_size_is(p, c->ivlen)) {
                     if (p->data != NULL) /* else it said why */
                         CHAPOLY_ERR(PROV_R_INVALID_IV_LENGTH, "only %zu-byte IVs", c->ivlen);
                     return 0;
@@ -191,7 +202,7 @@ int aead_set_ctx_params(void *vctx, const OSSL_PARAM params[])
                         CHAPOLY_ERR(PROV_R_TAG_NOT_NEEDED, "a tag is not set when encrypting");
                         return 0;
                     }
-                    memcpy(c->tag, p->data, p->data_size);
+                    chapoly_copy_bytes(c->tag, p->data, p->data_size); /* 1..16 bytes */
                     c->tag_set = 1; /* this message's, or the next one's (aead_state.c) */
                 }
                 c->tag_len = p->data_size;
