@@ -402,17 +402,22 @@ CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t 
 
     if (nblk > 0)
         hh.h0 = h[0], hh.h1 = h[1], hh.h2 = h[2];
+/* A quarter round of every set, then each set's rotation (DIAG_YMM or UNDIAG_YMM). */
+#define SETS_HALF_ROUND(ROTATE)                                             \
+    do {                                                                    \
+        QR_YMM_M(a, b, c, d);                                               \
+        if (sets > 1)                                                       \
+            QR_YMM_M(a1, b1, c1, d1);                                       \
+        if (sets > 2)                                                       \
+            QR_YMM_M(a2, b2, c2, d2);                                       \
+        ROTATE(a, c, d);                                                    \
+        if (sets > 1)                                                       \
+            ROTATE(a1, c1, d1);                                             \
+        if (sets > 2)                                                       \
+            ROTATE(a2, c2, d2);                                             \
+    } while (0)
     for (int i = 0; i < 10; i++) {
-        QR_YMM_M(a, b, c, d);
-        if (sets > 1)
-            QR_YMM_M(a1, b1, c1, d1);
-        if (sets > 2)
-            QR_YMM_M(a2, b2, c2, d2);
-        DIAG_YMM(a, c, d);
-        if (sets > 1)
-            DIAG_YMM(a1, c1, d1);
-        if (sets > 2)
-            DIAG_YMM(a2, c2, d2);
+        SETS_HALF_ROUND(DIAG_YMM);
         size_t q = per < nblk ? per : nblk;
 
         if (q > 0) { /* the asm chain: hash and temporaries in general registers */
@@ -420,17 +425,9 @@ CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t 
             m += 16 * q;
             nblk -= q;
         }
-        QR_YMM_M(a, b, c, d);
-        if (sets > 1)
-            QR_YMM_M(a1, b1, c1, d1);
-        if (sets > 2)
-            QR_YMM_M(a2, b2, c2, d2);
-        UNDIAG_YMM(a, c, d);
-        if (sets > 1)
-            UNDIAG_YMM(a1, c1, d1);
-        if (sets > 2)
-            UNDIAG_YMM(a2, c2, d2);
+        SETS_HALF_ROUND(UNDIAG_YMM);
     }
+#undef SETS_HALF_ROUND
     if (per > 0) {
         h[0] = hh.h0, h[1] = hh.h1, h[2] = hh.h2;
     }
