@@ -303,7 +303,7 @@ void chapoly_msg_tag(chapoly_aead_msg *a, const uint8_t *last, size_t len, uint8
 }
 
 /* The collected ciphertext and the lengths block in one call, then the tag. */
-CHAPOLY_INLINE void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
+static void aead_lengths_tag(chapoly_aead_msg *a, uint8_t tag[16])
 {
     if (a->phase == AEAD_PHASE_KEY) /* no text: block 0 alone, the AAD beside it */
         aead_text(a, CT(a), CT(a), 0, 1, a->aad_buf, a->aad_buffered, 0);

@@ -256,11 +256,8 @@ size_t chapoly_msg_aad_end(chapoly_aead_msg *m, const uint8_t *kb, uint8_t *row)
  */
 void chapoly_msg_text_ks(chapoly_aead_msg *m, uint8_t *out, const uint8_t *in, size_t len,
                          const uint8_t *ks, int enc, uint8_t *mac);
-/*
- * After the AAD's end: the last row (ct[]: ciphertext collected, pad,
- * lengths); its length. Inline, below (every message's finish).
- */
-static inline size_t chapoly_msg_lengths(chapoly_aead_msg *m);
+/* After the AAD's end: the last row (ct[]: ciphertext collected, pad, lengths); its length. */
+size_t chapoly_msg_lengths(chapoly_aead_msg *m);
 /*
  * The last row's len bytes (last: ct[] after chapoly_msg_lengths, or
  * NULL with len 0 once it is hashed), then the tag; the message is done.
@@ -298,18 +295,6 @@ static inline void chapoly_copy_bytes(uint8_t *d, const uint8_t *s, size_t n)
         d[n / 2] = s[n / 2];
         d[n - 1] = s[n - 1];
     }
-}
-
-static inline size_t chapoly_msg_lengths(chapoly_aead_msg *a)
-{
-    uint8_t *ct = chapoly_msg_ct(a);
-
-    if (a->poly.buflen > 0) { /* AAD after the key block and no text: batch_used is 0 */
-        memcpy(ct, a->poly.buf, a->poly.buflen);
-        a->batch_used = (unsigned)a->poly.buflen;
-        a->poly.buflen = 0;
-    }
-    return chapoly_aead_lengths_block(ct, a->batch_used, a->aad_len, a->text_len);
 }
 
 /* ---- one-shot: the same state and code, one call per message ---- */

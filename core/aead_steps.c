@@ -51,3 +51,16 @@ void chapoly_msg_text_ks(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, s
     a->batch_used = a->ks_len = (unsigned)(len - whole);
     a->text_len += len;
 }
+
+/* The collected ciphertext's last partial block and the lengths block in ct[]: the bytes to hash. */
+size_t chapoly_msg_lengths(chapoly_aead_msg *a)
+{
+    uint8_t *ct = chapoly_msg_ct(a);
+
+    if (a->poly.buflen > 0) { /* AAD after the key block and no text: batch_used is 0 */
+        memcpy(ct, a->poly.buf, a->poly.buflen);
+        a->batch_used = (unsigned)a->poly.buflen;
+        a->poly.buflen = 0;
+    }
+    return chapoly_aead_lengths_block(ct, a->batch_used, a->aad_len, a->text_len);
+}
