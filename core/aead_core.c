@@ -111,12 +111,8 @@ __attribute__((noinline)) static void aead_key_ahead(chapoly_aead_msg *a, size_t
     _Alignas(64) uint8_t kb[BLOCK];
 
     a->k->chacha20_keyblock_xor(a->k, kb, KS(a), aead_zeros, ahead, a->key, a->ctr_nonce);
-    if (aad_done) { /* chapoly_aead_key_aad, the AAD padded where it waits (no copy) */
-        a->k->poly1305_init(a->k, &a->poly, kb);
-        a->poly.buflen = 0;
-        if (a->aad_buffered > 0)
-            a->k->poly1305_blocks(a->k, &a->poly, a->aad_buf,
-                                  chapoly_aead_pad16(a->aad_buf, a->aad_buffered), 1);
+    if (aad_done) {
+        chapoly_aead_key_aad(a->k, &a->poly, kb, a->aad_buf, a->aad_buffered);
         a->aad_buffered = 0;
         a->phase = AEAD_PHASE_TEXT;
     } else {
@@ -284,10 +280,8 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
 /* Keystream made ahead wiped, as much as ks[] ever held; the key stays. */
 static void aead_drop_keystream(chapoly_aead_msg *a)
 {
-    if (a->ks_made > BLOCK)
+    if (a->ks_made != 0)
         chapoly_wipe(KS(a), a->ks_made);
-    else if (a->ks_made != 0) /* one block (every ks[] has one): inline stores, no call */
-        chapoly_wipe_inline(KS(a), BLOCK);
     a->ks_made = 0;
     a->ks_len = a->batch_used;
 }

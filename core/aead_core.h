@@ -76,8 +76,7 @@ extern "C" {
     /* streaming, kept across messages: text lengths of the last finished message and \
      * the shorter of the last two (what a refill expects; shapes.stream_fill) */      \
     uint32_t len_last, len_hint;                                                       \
-    /* short AAD waits for the key block; 16 more: room for its zero pad (chapoly_aead_pad16) */ \
-    uint8_t aad_buf[CHAPOLY_AEAD_AAD_BUF + 16];
+    uint8_t aad_buf[CHAPOLY_AEAD_AAD_BUF]; /* short AAD waits for the key block */
 
 typedef struct chapoly_aead_msg {
     CHAPOLY_AEAD_MSG_FIELDS
