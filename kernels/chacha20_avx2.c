@@ -450,20 +450,20 @@ CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t 
         ROWS_STORE_YMM(KEY_BLOCK_PART, a, b, c, d, 0, o, x, len);
     else
         ROWS_STORE_YMM(xor_block_part, a, b, c, d, 0, o, x, len);
-    if (sets > 1) {
-        a1 = ADD8(a1, a0);
-        b1 = ADD8(b1, kb0);
-        c1 = ADD8(c1, kb1);
-        d1 = ADD8(d1, ADD8(dd, ROWS_STEP_YMM(2)));
-        ROWS_STORE_YMM(xor_block_part, a1, b1, c1, d1, 2, o, x, len);
-    }
-    if (sets > 2) {
-        a2 = ADD8(a2, a0);
-        b2 = ADD8(b2, kb0);
-        c2 = ADD8(c2, kb1);
-        d2 = ADD8(d2, ADD8(dd, ROWS_STEP_YMM(4)));
-        ROWS_STORE_YMM(xor_block_part, a2, b2, c2, d2, 4, o, x, len);
-    }
+/* Set s (blocks 2 s and 2 s + 1) fed forward and XORed. */
+#define SET_FEED_STORE(a_, b_, c_, d_, s_)                                  \
+    do {                                                                    \
+        a_ = ADD8(a_, a0);                                                  \
+        b_ = ADD8(b_, kb0);                                                 \
+        c_ = ADD8(c_, kb1);                                                 \
+        d_ = ADD8(d_, ADD8(dd, ROWS_STEP_YMM(2 * (s_))));                   \
+        ROWS_STORE_YMM(xor_block_part, a_, b_, c_, d_, 2 * (s_), o, x, len); \
+    } while (0)
+    if (sets > 1)
+        SET_FEED_STORE(a1, b1, c1, d1, 1);
+    if (sets > 2)
+        SET_FEED_STORE(a2, b2, c2, d2, 2);
+#undef SET_FEED_STORE
 }
 
 #define ROWS_SHORT_FN(n)                                                                     \
