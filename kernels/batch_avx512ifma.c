@@ -109,11 +109,31 @@ static void run_group(uint64_t *const p[8], const uint8_t *const in[8], const si
     }
 }
 
-void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
-                                      const size_t len[], size_t n)
+/* The group so far (g messages, 1..8): one message runs its own chain, more the lanes. */
+static void group_flush(uint64_t *p[8], const uint8_t *ip[8], size_t nb[8], size_t g,
+                        size_t steps, size_t lanes_min)
 {
     static const _Alignas(64) uint64_t idle[W_LANES]; /* absent lanes: zero hash, zero key */
     static const uint8_t zero_blocks[16 * LANES_MAX];
+
+    if (g == 1) { /* one message: its own chain */
+        sc_blocks_mem(p[0] + W_H, p[0] + W_KEY, ip[0], nb[0], 1);
+        put64(p[0] + W_SCALAR, p[0][W_SCALAR] + nb[0]);
+    } else if (g > 1) {
+        size_t used = g;
+
+        for (; g < 8; g++) { /* stand-ins: never written (run_group stores n lanes) */
+            p[g] = (uint64_t *)idle;
+            ip[g] = zero_blocks;
+            nb[g] = LANES_MAX;
+        }
+        run_group(p, ip, nb, used, steps, lanes_min);
+    }
+}
+
+void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state *const st[], const uint8_t *const in[],
+                                      const size_t len[], size_t n)
+{
     uint64_t *p[8];
     const uint8_t *ip[8];
     size_t nb[8], g = 0, steps = 0;
@@ -121,9 +141,16 @@ void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state 
     for (size_t i = 0; i < n; i++) {
         uint64_t *w = st[i]->priv;
         size_t blocks = len[i] / POLY1305_BLOCK_BYTES;
+        int again = 0;
 
         if (blocks == 0)
             continue;
+        for (size_t j = 0; j < g; j++)
+            again |= p[j] == w;
+        if (again) { /* one state twice: its earlier blocks first */
+            group_flush(p, ip, nb, g, steps, kt->shapes.multi_lanes_min);
+            g = 0;
+        }
         if (w[W_STATE] != 0 || blocks > LANES_MAX) {
             poly1305_blocks_avx512ifma(kt, st[i], in[i], len[i], 1);
             continue;
@@ -138,17 +165,5 @@ void poly1305_multi_blocks_avx512ifma(const chapoly_kernels *kt, poly1305_state 
             g = 0;
         }
     }
-    if (g == 1) { /* one message: its own chain */
-        sc_blocks_mem(p[0] + W_H, p[0] + W_KEY, ip[0], nb[0], 1);
-        put64(p[0] + W_SCALAR, p[0][W_SCALAR] + nb[0]);
-    } else if (g > 1) {
-        size_t used = g;
-
-        for (; g < 8; g++) { /* stand-ins: never written (run_group stores n lanes) */
-            p[g] = (uint64_t *)idle;
-            ip[g] = zero_blocks;
-            nb[g] = LANES_MAX;
-        }
-        run_group(p, ip, nb, used, steps, kt->shapes.multi_lanes_min);
-    }
+    group_flush(p, ip, nb, g, steps, kt->shapes.multi_lanes_min);
 }

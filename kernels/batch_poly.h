@@ -128,10 +128,6 @@ CHAPOLY_INLINE void multi_poly(const chapoly_kernels *kt, poly1305_state *const 
 
         if (nb == 0)
             continue;
-        if (!multi_scalar(kt, p, nb)) {
-            blocks(kt, st[i], in[i], len[i], 1);
-            continue;
-        }
 #ifdef CHAPOLY_BATCH_POLY_PAIRS
         if (held != n && st[held] == st[i]) { /* one state twice: its chains in order */
             uint64_t *q = st[held]->priv;
@@ -141,6 +137,12 @@ CHAPOLY_INLINE void multi_poly(const chapoly_kernels *kt, poly1305_state *const 
             put64(q + W_SCALAR, q[W_SCALAR] + nq);
             held = n;
         }
+#endif
+        if (!multi_scalar(kt, p, nb)) {
+            blocks(kt, st[i], in[i], len[i], 1);
+            continue;
+        }
+#ifdef CHAPOLY_BATCH_POLY_PAIRS
         if (held == n) {
             held = i;
             continue;
