@@ -143,12 +143,27 @@ CHAPOLY_INLINE void cols_in_quad(__m256i init[16], const uint32_t *const p[8], i
  * column states and the batch output are as secret as the key: they stay
  * in this frame, which the caller scrubs.
  */
-static __attribute__((noinline)) size_t multi_cols(uint8_t *out, const uint32_t *states, size_t n)
+static __attribute__((noinline)) size_t multi_cols(uint8_t *out, const uint32_t *states, size_t n,
+                                                   int pairs)
 {
-    _Alignas(32) __m256i init[16];
-    _Alignas(32) __m256i w[16];
+    static const _Alignas(32) uint8_t zeros[1024];
+    _Alignas(32) __m256i init[32];
+    _Alignas(32) __m256i w[32];
     size_t j = 0;
 
+    for (; pairs && n - j >= 16; j += 16) { /* two groups in flight: keystream = 0 ^ keystream */
+        const uint32_t *p[8];
+
+        for (size_t l = 0; l < 8; l++)
+            p[l] = states + 16 * (j + l);
+        for (int q = 0; q < 4; q++)
+            cols_in_quad(init, p, q);
+        for (size_t l = 0; l < 8; l++)
+            p[l] = states + 16 * (j + 8 + l);
+        for (int q = 0; q < 4; q++)
+            cols_in_quad(init + 16, p, q);
+        cols_pair_full_asm_ymm(init, w, rot_tbl, out + 64 * j, zeros);
+    }
     while (n - j >= 5) {
         size_t nb = n - j >= 8 ? 8 : n - j;
         const uint32_t *p[8];
@@ -174,26 +189,25 @@ static __attribute__((noinline)) size_t multi_cols(uint8_t *out, const uint32_t 
 
 /*
  * The frames (objdump, optimised): multi_rows about 0x100 bytes;
- * multi_cols, with init and w (1 KiB) and a few spills, about 0x4b0
- * (GCC 12) to 0x580 (clang 14): 2 KiB after it, which covers multi_rows
- * after it too.
+ * multi_cols, with init and w (2 KiB: a pair of groups) and a few spills,
+ * about 0x7f0 (GCC 12): 3 KiB after it, which covers multi_rows after it
+ * too.
  */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
-CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
+CHAPOLY_DEFINE_SCRUB(scrub_stack_3k, 3072)
 
 void chacha20_multi_blocks_avx2(const chapoly_kernels *kt, uint8_t *out, const uint32_t *states, size_t n)
 {
     size_t done = 0;
 
-    (void)kt;
     if (n == 0)
         return;
     if (n >= 5)
-        done = multi_cols(out, states, n);
+        done = multi_cols(out, states, n, kt->shapes.chacha_pairs_min != 0);
     if (done < n)
         multi_rows(out + 64 * done, states + 16 * done, n - done);
     if (done != 0) /* public: n */
-        scrub_stack_2k();
+        scrub_stack_3k();
     else
         scrub_stack_1k();
 }
