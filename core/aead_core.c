@@ -217,7 +217,8 @@ static void aead_next_batch(chapoly_aead_msg *a, size_t need, int exact)
  * (up to 64: one block). When the context's last message ended within this
  * many bytes (a context of one-shot messages: TLS records, QUIC packets),
  * the key block and len rounded up to a whole pair of blocks (a ymm row
- * set; at most 6 blocks: the short shapes of "short-rows"), else to 4 or 8
+ * set; at most 6 blocks: the short shapes of "short-rows"; whole blocks
+ * where those put an odd one beside the sets), else to 4 or 8
  * blocks (row and column shapes of every level: the blocks made ahead cost
  * little, and a stream finds keystream made).
  */
@@ -226,7 +227,11 @@ static inline size_t aead_fill(const chapoly_aead_msg *a, size_t len)
     size_t want = 4 * BLOCK;
 
     if (a->len_last != 0 && a->len_last <= len) {
-        want = (len + BLOCK + 2 * BLOCK - 1) & ~(size_t)(2 * BLOCK - 1);
+        /* odd blocks beside the row sets: with "chacha-one=scalar" (chacha20_avx2.c) */
+        size_t step = a->k->shapes.short_rows != 0 && !a->k->shapes.one_block_rows ? BLOCK
+                                                                                   : 2 * BLOCK;
+
+        want = (len + BLOCK + step - 1) & ~(step - 1);
         if (want > 6 * BLOCK)
             want = 8 * BLOCK;
     }

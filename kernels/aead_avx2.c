@@ -363,7 +363,7 @@ static void short_tail(const chapoly_kernels *kt, uint8_t *out, const uint8_t *i
     if (now > 40)
         now = 40;
     chacha20_rows_short_avx2(NULL, out + AEAD_HEAD, in + AEAD_HEAD, len - AEAD_HEAD, key, cn,
-                             p + W_H, p + W_KEY, base, now);
+                             p + W_H, p + W_KEY, base, now, 0);
     put64(p + W_SCALAR, p[W_SCALAR] + now);
     scrub_stack_1k(); /* head_batch's frame (its input state, about 0x2a0 bytes) */
     if (hash_len > 16 * now) {

@@ -365,9 +365,15 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
  * m may be the input of this very call (opening in place: every block is
  * read before the stores at the end).
  *
- * Out of line: the compiler spills part of three sets' state and the
- * feed-forward inputs; the caller scrubs this frame (sized per shape,
- * chacha20_rows_short_avx2).
+ * scalar (no hash): one more block (counter + 2 sets) in general
+ * registers, its rounds between the sets' half rounds: 3 or 5 blocks as
+ * 1 or 2 sets and this block where the CPU profile says "chacha-one=scalar"
+ * (a dependent vector op is slow there, and the integer ports are idle
+ * beside the sets: a third set cost more).
+ *
+ * Out of line: the compiler spills part of three sets' state (or the
+ * scalar block's), and the feed-forward inputs; the caller scrubs this
+ * frame (sized per shape, chacha20_rows_short_avx2).
  */
 #define ROWS_STEP_YMM(n) _mm256_setr_epi32((n), 0, 0, 0, (n), 0, 0, 0)
 /*
@@ -384,13 +390,27 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
         a = ADD8(a, b); d = XOR8(d, a); SHUF_MEM(d, rot_tbl[1]);            \
         c = ADD8(c, d); b = XOR8(b, c); b = ROLS8(b, 7);                    \
     } while (0)
-CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t *out,
-                                    const uint8_t *in, size_t len,
+/* The scalar block's quarter round (rotates: rol/rorx in general registers). */
+#define ROL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
+#define QR32(a, b, c, d)                                                    \
+    do {                                                                    \
+        a += b; d ^= a; d = ROL32(d, 16);                                   \
+        c += d; b ^= c; b = ROL32(b, 12);                                   \
+        a += b; d ^= a; d = ROL32(d, 8);                                    \
+        c += d; b ^= c; b = ROL32(b, 7);                                    \
+    } while (0)
+CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *key_block,
+                                    uint8_t *out, const uint8_t *in, size_t len,
                                     const uint32_t key_words[8], const uint32_t ctr_nonce[4],
                                     uint64_t h[3], const uint64_t kw[3], const uint8_t *m,
                                     size_t nblk)
 {
     const uint32_t *key = key_words;
+    /* scalar: one more block (counter + 2 sets) in general registers */
+    uint32_t x0 = SIGMA0, x1 = SIGMA1, x2 = SIGMA2, x3 = SIGMA3, x4 = key[0], x5 = key[1],
+             x6 = key[2], x7 = key[3], x8 = key[4], x9 = key[5], x10 = key[6], x11 = key[7],
+             x12 = ctr_nonce[0] + 2 * (uint32_t)sets, x13 = ctr_nonce[1], x14 = ctr_nonce[2],
+             x15 = ctr_nonce[3];
     const __m256i a0 = rows_sigma_ymm();
     const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
     __m256i a = a0, b = ROW_BCAST_YMM(key), c = ROW_BCAST_YMM(key + 4), d = d0;
@@ -418,6 +438,12 @@ CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t 
     } while (0)
     for (int i = 0; i < 10; i++) {
         SETS_HALF_ROUND(DIAG_YMM);
+        if (scalar) {
+            QR32(x0, x4, x8, x12);
+            QR32(x1, x5, x9, x13);
+            QR32(x2, x6, x10, x14);
+            QR32(x3, x7, x11, x15);
+        }
         size_t q = per < nblk ? per : nblk;
 
         if (q > 0) { /* the asm chain: hash and temporaries in general registers */
@@ -426,6 +452,12 @@ CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t 
             nblk -= q;
         }
         SETS_HALF_ROUND(UNDIAG_YMM);
+        if (scalar) {
+            QR32(x0, x5, x10, x15);
+            QR32(x1, x6, x11, x12);
+            QR32(x2, x7, x8, x13);
+            QR32(x3, x4, x9, x14);
+        }
     }
 #undef SETS_HALF_ROUND
     if (per > 0) {
@@ -464,38 +496,60 @@ CHAPOLY_INLINE void rows_short_body(const int sets, uint8_t *key_block, uint8_t 
     if (sets > 2)
         SET_FEED_STORE(a2, b2, c2, d2, 2);
 #undef SET_FEED_STORE
+    if (scalar) { /* block 2 sets, fed forward, from registers */
+        __m256i lo = _mm256_setr_epi32((int)(x0 + SIGMA0), (int)(x1 + SIGMA1), (int)(x2 + SIGMA2),
+                                       (int)(x3 + SIGMA3), (int)(x4 + key[0]), (int)(x5 + key[1]),
+                                       (int)(x6 + key[2]), (int)(x7 + key[3]));
+        __m256i hi = _mm256_setr_epi32((int)(x8 + key[4]), (int)(x9 + key[5]), (int)(x10 + key[6]),
+                                       (int)(x11 + key[7]),
+                                       (int)(x12 + ctr_nonce[0] + 2 * (uint32_t)sets),
+                                       (int)(x13 + ctr_nonce[1]), (int)(x14 + ctr_nonce[2]),
+                                       (int)(x15 + ctr_nonce[3]));
+
+        xor_block_part(o, x, lo, hi, 2 * (size_t)sets, len);
+    }
 }
 
-#define ROWS_SHORT_FN(n)                                                                     \
-    static __attribute__((noinline)) void rows_short##n(                                     \
+#define ROWS_SHORT_FN(name, n, sc)                                                           \
+    static __attribute__((noinline)) void name(                                              \
         uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],     \
         const uint32_t ctr_nonce[4], uint64_t h[3], const uint64_t k[3], const uint8_t *m,   \
         size_t nblk)                                                                         \
     {                                                                                        \
-        rows_short_body(n, kb, out, in, len, key, ctr_nonce, h, k, m, nblk);                 \
+        rows_short_body(n, sc, kb, out, in, len, key, ctr_nonce, h, k, m, nblk);             \
     }
-ROWS_SHORT_FN(1)
-ROWS_SHORT_FN(2)
-ROWS_SHORT_FN(3)
+ROWS_SHORT_FN(rows_short1, 1, 0)
+ROWS_SHORT_FN(rows_short2, 2, 0)
+ROWS_SHORT_FN(rows_short3, 3, 0)
+ROWS_SHORT_FN(rows_short1s, 1, 1)
+ROWS_SHORT_FN(rows_short2s, 2, 1)
 
 CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
 
 void chacha20_rows_short_avx2(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
                               const uint32_t key[8], const uint32_t ctr_nonce[4], uint64_t h[3],
-                              const uint64_t k[3], const uint8_t *m, size_t nblk)
+                              const uint64_t k[3], const uint8_t *m, size_t nblk, int beside)
 {
     size_t blocks = (len + (kb != NULL ? 64 : 0) + 63) / 64; /* public */
 
     /*
      * The scrub sized to the shape: one or two sets keep their state in
      * registers but for a few spills (frames of about 0x40 and 0x80 bytes
-     * optimised, GCC 12), three spill rows (about 0x1a0).
+     * optimised, GCC 12), three spill rows (about 0x1a0), a block beside
+     * spills a few of its words.
      */
+    beside = beside && nblk == 0 && (blocks == 3 || blocks == 5);
     if (blocks <= 2) {
         rows_short1(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
         scrub_stack_512();
+    } else if (beside && blocks == 3) {
+        rows_short1s(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
+        scrub_stack_512();
     } else if (blocks <= 4) {
         rows_short2(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
+        scrub_stack_512();
+    } else if (beside) {
+        rows_short2s(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
         scrub_stack_512();
     } else {
         rows_short3(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
@@ -515,7 +569,8 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
                                 const uint32_t ctr_nonce[4])
 {
     if (len > 64 && len <= 320 && len <= kt->shapes.short_rows) { /* "short-rows" */
-        chacha20_rows_short_avx2(key_block, out, in, len, key, ctr_nonce, NULL, NULL, NULL, 0);
+        chacha20_rows_short_avx2(key_block, out, in, len, key, ctr_nonce, NULL, NULL, NULL, 0,
+                                 !kt->shapes.one_block_rows);
         return;
     }
     if (len > 192) {

@@ -179,11 +179,12 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *k, uint8_t key_block[64],
  * The short shapes: len bytes (kb != NULL: after the raw key block kb) in
  * 1..3 interleaved ymm row sets, at most 6 blocks in all, with nblk <= 40
  * Poly1305 blocks at m hashed into h (key k, radix 2^64) beside the rounds
- * (chacha20_avx2.c; scrubs its frame).
+ * (chacha20_avx2.c; scrubs its frame). beside (with nblk 0): 3 or 5
+ * blocks as 1 or 2 row sets and one block in general registers.
  */
 void chacha20_rows_short_avx2(uint8_t *kb, uint8_t *out, const uint8_t *in, size_t len,
                               const uint32_t key[8], const uint32_t ctr_nonce[4], uint64_t h[3],
-                              const uint64_t k[3], const uint8_t *m, size_t nblk);
+                              const uint64_t k[3], const uint8_t *m, size_t nblk, int beside);
 /*
  * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set (VEX,
  * vpshufb and shift rotates, register tail): the "chacha-one=rows" form of a

@@ -504,10 +504,13 @@ static void stream_refill(const chapoly_kernels *k)
     /*
      * a first update of one block takes the key block and that block only (a
      * 64-byte record or XChaCha20-Poly1305 message pays for two blocks); one
-     * of 65 bytes the 4-block shape
+     * of 65 bytes the 4-block shape, or 3 blocks where the short row shapes
+     * put an odd block beside the row sets (short-rows with chacha-one=scalar)
      */
+    int odd = k->shapes.short_rows != 0 && !k->shapes.one_block_rows;
+
     for (size_t first = 64; first <= 65; first++) {
-        unsigned want1 = first == 64 ? 64 : 192;
+        unsigned want1 = first == 64 ? 64 : odd ? 128 : 192;
 
         chapoly_aead_start(a, k, key, nonce);
         chapoly_aead_text(a, piece, pt, first, 1);
