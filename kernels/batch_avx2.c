@@ -143,10 +143,12 @@ CHAPOLY_INLINE void cols_in_quad(__m256i init[16], const uint32_t *const p[8], i
  * column states and the batch output are as secret as the key: they stay
  * in this frame, which the caller scrubs.
  */
+/* The input of a pair made as raw keystream (0 ^ keystream). */
+static const _Alignas(32) uint8_t multi_zeros[1024];
+
 static __attribute__((noinline)) size_t multi_cols(uint8_t *out, const uint32_t *states, size_t n,
                                                    int pairs)
 {
-    static const _Alignas(32) uint8_t zeros[1024];
     _Alignas(32) __m256i init[32];
     _Alignas(32) __m256i w[32];
     size_t j = 0;
@@ -162,7 +164,7 @@ static __attribute__((noinline)) size_t multi_cols(uint8_t *out, const uint32_t 
             p[l] = states + 16 * (j + 8 + l);
         for (int q = 0; q < 4; q++)
             cols_in_quad(init + 16, p, q);
-        cols_pair_full_asm_ymm(init, w, rot_tbl, out + 64 * j, zeros);
+        cols_pair_full_asm_ymm(init, w, rot_tbl, out + 64 * j, multi_zeros);
     }
     while (n - j >= 5) {
         size_t nb = n - j >= 8 ? 8 : n - j;
@@ -220,4 +222,289 @@ void poly1305_multi_blocks_avx2(const chapoly_kernels *kt, poly1305_state *const
                                 const size_t len[], size_t n)
 {
     multi_poly(kt, st, in, len, n, poly1305_blocks_avx2);
+}
+
+/* ---- chacha20_multi_blocks_hash: Poly1305 rows beside pairs of column batches ---- */
+
+/*
+ * A row of the stitched hash: nb blocks at m into the state priv p (hash
+ * at W_H, key r0 r1 s1 at W_KEY), its poly1305_state st.
+ */
+typedef struct {
+    uint64_t *p;
+    const uint8_t *m;
+    uint64_t nb; /* blocks left */
+    poly1305_state *st;
+} hash_row;
+_Static_assert(sizeof(hash_row) == 32, "the asm steps rows 32 bytes apart");
+_Static_assert(W_H == 0 && W_KEY == 3, "the asm reads the hash at 0, the key at 24");
+
+#define HASH_ROWS_MAX 64
+
+#if defined(__OPTIMIZE__) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__) && \
+    !defined(CHAPOLY_BATCH_POLY_SANITIZED)
+/*
+ * One Poly1305 block of the current row (the step of aead_avx2.c's PB,
+ * the key words memory operands of the row's state), then: the row done,
+ * its hash goes back to its state and the next row's comes in. Nothing
+ * when no block is left (tot). Numeric labels: one copy per slot.
+ */
+#define HR_BLOCK                                                             \
+    "cmpq $0, %[tot]\n\t"                                                     \
+    "je 8f\n\t"                                                               \
+    "addq 0(%[m]), %[h0]\n\t"                                                 \
+    "adcq 8(%[m]), %[h1]\n\t"                                                 \
+    "adcq $1, %[h2]\n\t"                                                      \
+    "movq %[h0], %%rdx\n\t"                                                   \
+    "mulxq 24(%[p]), %[h0], %[pa]\n\t"                                        \
+    "mulxq 32(%[p]), %[pb], %[pc]\n\t"                                        \
+    "movq %[h1], %%rdx\n\t"                                                   \
+    "mulxq 40(%[p]), %[h1], %[pe]\n\t"                                        \
+    "addq %[h1], %[h0]\n\t"                                                   \
+    "adcq %[pe], %[pa]\n\t"                                                   \
+    "mulxq 24(%[p]), %[h1], %[pe]\n\t"                                        \
+    "addq %[h1], %[pb]\n\t"                                                   \
+    "adcq %[pe], %[pc]\n\t"                                                   \
+    "movq %[h2], %%rdx\n\t"                                                   \
+    "imulq 40(%[p]), %%rdx\n\t"                                               \
+    "imulq 24(%[p]), %[h2]\n\t"                                               \
+    "addq %%rdx, %[pb]\n\t"                                                   \
+    "adcq $0, %[pc]\n\t"                                                      \
+    "addq %[pa], %[pb]\n\t"                                                   \
+    "adcq %[pc], %[h2]\n\t"                                                   \
+    "movq %[h2], %[pa]\n\t"                                                   \
+    "andq $-4, %[pa]\n\t"                                                     \
+    "movq %[h2], %[pc]\n\t"                                                   \
+    "shrq $2, %[pc]\n\t"                                                      \
+    "addq %[pc], %[pa]\n\t"                                                   \
+    "andq $3, %[h2]\n\t"                                                      \
+    "addq %[pa], %[h0]\n\t"                                                   \
+    "adcq $0, %[pb]\n\t"                                                      \
+    "adcq $0, %[h2]\n\t"                                                      \
+    "movq %[pb], %[h1]\n\t"                                                   \
+    "leaq 16(%[m]), %[m]\n\t"                                                 \
+    "decq %[tot]\n\t"                                                         \
+    "decq 16(%[r])\n\t"                                                       \
+    "jnz 8f\n\t"                                                              \
+    "movq %[h0], 0(%[p])\n\t"                                                 \
+    "movq %[h1], 8(%[p])\n\t"                                                 \
+    "movq %[h2], 16(%[p])\n\t"                                                \
+    "cmpq $0, %[tot]\n\t"                                                     \
+    "je 8f\n\t"                                                               \
+    "addq $32, %[r]\n\t"                                                      \
+    "movq 0(%[r]), %[p]\n\t"                                                  \
+    "movq 8(%[r]), %[m]\n\t"                                                  \
+    "movq 0(%[p]), %[h0]\n\t"                                                 \
+    "movq 8(%[p]), %[h1]\n\t"                                                 \
+    "movq 16(%[p]), %[h2]\n"                                                  \
+    "8:\n\t"
+#define CP_STEP_H(a, b, c, d, e, f, g, h) CP_STEP(a, b, c, d, e, f, g, h) HR_BLOCK
+
+/*
+ * A pair of 8-lane batches (cols_pair_full_asm_ymm's rounds, CP_COLS and
+ * CP_DIAGS written out; raw keystream, 1 KiB at out) with up to 80
+ * Poly1305 blocks of the rows from *r on (tot blocks in all), one after
+ * each step (AMD Zen 5: 40 cost nothing, 80 about a fifth of the pair). The cursor
+ * (row, its next block) and tot move on; a row left unfinished gets its
+ * hash stored and its next block in r->m. The hash words are zeroed in
+ * the registers at the end.
+ */
+static __attribute__((noinline)) void pair_hash_asm(const __m256i init[32], __m256i st[32],
+                                                    uint8_t *out, hash_row **cur, uint64_t *tot)
+{
+    unsigned n;
+    uintptr_t s = (uintptr_t)st, i = (uintptr_t)init, o = (uintptr_t)out;
+    hash_row *r = *cur;
+    uint64_t *p = r->p;
+    const uint8_t *m = r->m;
+    uint64_t h0 = p[W_H], h1 = p[W_H + 1], h2 = p[W_H + 2], pa, pb, pc, pe;
+
+    __asm__ volatile("vmovdqa %[r16], %%ymm14\n\t"
+                     "vmovdqa %[r8], %%ymm15\n\t"
+                     CP_COPY4(0) CP_COPY4(128) CP_COPY4(256) CP_COPY4(384)
+                     CP_COPY4(512) CP_COPY4(640) CP_COPY4(768) CP_COPY4(896)
+                     "movl $10, %[n]\n\t"
+                     ".p2align 5\n"
+                     "1:\n\t"
+                     CP_STEP_H(0, 128, 256, 384, 32, 160, 288, 416)
+                     CP_STEP_H(64, 192, 320, 448, 96, 224, 352, 480)
+                     CP_STEP_H(512, 640, 768, 896, 544, 672, 800, 928)
+                     CP_STEP_H(576, 704, 832, 960, 608, 736, 864, 992)
+                     CP_STEP_H(0, 160, 320, 480, 32, 192, 352, 384)
+                     CP_STEP_H(64, 224, 256, 416, 96, 128, 288, 448)
+                     CP_STEP_H(512, 672, 832, 992, 544, 704, 864, 896)
+                     CP_STEP_H(576, 736, 768, 928, 608, 640, 800, 960)
+                     "decl %[n]\n\t"
+                     "jnz 1b\n\t"
+                     CC_LOAD_FROM(s)
+                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
+                     "addq $512, %[s]\n\t"
+                     "addq $512, %[i]\n\t"
+                     "addq $512, %[o]\n\t"
+                     CC_LOAD_FROM(s)
+                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
+                     /* an unfinished row: its hash and next block back */
+                     "cmpq $0, %[tot]\n\t"
+                     "je 9f\n\t"
+                     "movq %[h0], 0(%[p])\n\t"
+                     "movq %[h1], 8(%[p])\n\t"
+                     "movq %[h2], 16(%[p])\n\t"
+                     "movq %[m], 8(%[r])\n"
+                     "9:\n\t"
+                     "xorl %k[h0], %k[h0]\n\t"
+                     "xorl %k[h1], %k[h1]\n\t"
+                     "xorl %k[h2], %k[h2]\n\t"
+                     "xorl %k[pa], %k[pa]\n\t"
+                     "xorl %k[pb], %k[pb]\n\t"
+                     "xorl %k[pc], %k[pc]\n\t"
+                     "xorl %k[pe], %k[pe]\n\t"
+                     "xorl %%edx, %%edx\n\t"
+                     : [n] "=m"(n), [s] "+r"(s), [i] "+r"(i), [o] "+r"(o), [h0] "+r"(h0),
+                       [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa), [pb] "=&r"(pb),
+                       [pc] "=&r"(pc), [pe] "=&r"(pe), [m] "+r"(m), [p] "+r"(p), [r] "+r"(r),
+                       [tot] "+m"(*tot)
+                     : [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
+                     : "cc", "rdx", "memory", CC_CLOBBERS);
+    *cur = r;
+}
+
+
+/* The same with 40 slots, after batch X's steps only: sparse rows stay off each other's latency. */
+static __attribute__((noinline)) void pair_hash40_asm(const __m256i init[32], __m256i st[32],
+                                                    uint8_t *out, hash_row **cur, uint64_t *tot)
+{
+    unsigned n;
+    uintptr_t s = (uintptr_t)st, i = (uintptr_t)init, o = (uintptr_t)out;
+    hash_row *r = *cur;
+    uint64_t *p = r->p;
+    const uint8_t *m = r->m;
+    uint64_t h0 = p[W_H], h1 = p[W_H + 1], h2 = p[W_H + 2], pa, pb, pc, pe;
+
+    __asm__ volatile("vmovdqa %[r16], %%ymm14\n\t"
+                     "vmovdqa %[r8], %%ymm15\n\t"
+                     CP_COPY4(0) CP_COPY4(128) CP_COPY4(256) CP_COPY4(384)
+                     CP_COPY4(512) CP_COPY4(640) CP_COPY4(768) CP_COPY4(896)
+                     "movl $10, %[n]\n\t"
+                     ".p2align 5\n"
+                     "1:\n\t"
+                     CP_STEP_H(0, 128, 256, 384, 32, 160, 288, 416)
+                     CP_STEP_H(64, 192, 320, 448, 96, 224, 352, 480)
+                     CP_COLS(512)
+                     CP_STEP_H(0, 160, 320, 480, 32, 192, 352, 384)
+                     CP_STEP_H(64, 224, 256, 416, 96, 128, 288, 448)
+                     CP_DIAGS(512)
+                     "decl %[n]\n\t"
+                     "jnz 1b\n\t"
+                     CC_LOAD_FROM(s)
+                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
+                     "addq $512, %[s]\n\t"
+                     "addq $512, %[i]\n\t"
+                     "addq $512, %[o]\n\t"
+                     CC_LOAD_FROM(s)
+                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
+                     /* an unfinished row: its hash and next block back */
+                     "cmpq $0, %[tot]\n\t"
+                     "je 9f\n\t"
+                     "movq %[h0], 0(%[p])\n\t"
+                     "movq %[h1], 8(%[p])\n\t"
+                     "movq %[h2], 16(%[p])\n\t"
+                     "movq %[m], 8(%[r])\n"
+                     "9:\n\t"
+                     "xorl %k[h0], %k[h0]\n\t"
+                     "xorl %k[h1], %k[h1]\n\t"
+                     "xorl %k[h2], %k[h2]\n\t"
+                     "xorl %k[pa], %k[pa]\n\t"
+                     "xorl %k[pb], %k[pb]\n\t"
+                     "xorl %k[pc], %k[pc]\n\t"
+                     "xorl %k[pe], %k[pe]\n\t"
+                     "xorl %%edx, %%edx\n\t"
+                     : [n] "=m"(n), [s] "+r"(s), [i] "+r"(i), [o] "+r"(o), [h0] "+r"(h0),
+                       [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa), [pb] "=&r"(pb),
+                       [pc] "=&r"(pc), [pe] "=&r"(pe), [m] "+r"(m), [p] "+r"(p), [r] "+r"(r),
+                       [tot] "+m"(*tot)
+                     : [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
+                     : "cc", "rdx", "memory", CC_CLOBBERS);
+    *cur = r;
+}
+
+/* 16 blocks from their input states as a pair, hashing rows while any are left. */
+static __attribute__((noinline)) void pair_from_states(uint8_t *out, const uint32_t *states, hash_row **cur, uint64_t *tot)
+{
+    _Alignas(32) __m256i init[32];
+    _Alignas(32) __m256i w[32];
+    const uint32_t *pp[8];
+
+    for (size_t l = 0; l < 8; l++)
+        pp[l] = states + 16 * l;
+    for (int q = 0; q < 4; q++)
+        cols_in_quad(init, pp, q);
+    for (size_t l = 0; l < 8; l++)
+        pp[l] = states + 16 * (8 + l);
+    for (int q = 0; q < 4; q++)
+        cols_in_quad(init + 16, pp, q);
+    if (*tot >= 64)
+        pair_hash_asm(init, w, out, cur, tot);
+    else if (*tot > 0)
+        pair_hash40_asm(init, w, out, cur, tot);
+    else
+        cols_pair_full_asm_ymm(init, w, rot_tbl, out, multi_zeros);
+}
+#define CHAPOLY_MULTI_HASH 1
+#endif
+
+/*
+ * Pairs of 8-lane batches (16 blocks each) hashing the rows (scalar hash:
+ * pending lanes folded first) up to 80 blocks a pair; the blocks after the
+ * last pair as chacha20_multi_blocks. The frame holds the column states
+ * (as secret as the key) and whatever the compiler spills: scrubbed as
+ * multi_cols'.
+ */
+void chacha20_multi_blocks_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint32_t *states,
+                                     size_t n, poly1305_state *const st[], const uint8_t *in[],
+                                     size_t len[], size_t nh)
+{
+#ifdef CHAPOLY_MULTI_HASH
+    hash_row rows[HASH_ROWS_MAX];
+    uint64_t first[HASH_ROWS_MAX], tot = 0;
+    size_t idx[HASH_ROWS_MAX], nr = 0, j = 0;
+
+    if (n >= 16 && kt->shapes.multi_stitch != 0) {
+        for (size_t q = 0; q < nh && nr < HASH_ROWS_MAX; q++) {
+            uint64_t nb = len[q] / POLY1305_BLOCK_BYTES;
+
+            if (nb == 0)
+                continue;
+            if (st[q]->priv[W_STATE] != 0)
+                poly1305_scalar_avx2(st[q]->priv); /* pending lanes folded: the scalar hash */
+            rows[nr] = (hash_row){ st[q]->priv, in[q], nb, st[q] };
+            idx[nr] = q;
+            first[nr++] = nb;
+            tot += nb;
+        }
+    }
+    if (tot == 0) {
+        chacha20_multi_blocks_avx2(kt, out, states, n);
+        return;
+    }
+    hash_row *cur = rows;
+
+    for (; n - j >= 16; j += 16)
+        pair_from_states(out + 64 * j, states + 16 * j, &cur, &tot);
+    scrub_stack_3k();
+    if (j < n)
+        chacha20_multi_blocks_avx2(kt, out + 64 * j, states + 16 * j, n - j);
+    for (size_t q = 0; q < nr; q++) {
+        uint64_t *p = rows[q].p, done = first[q] - rows[q].nb;
+
+        put64(p + W_SCALAR, p[W_SCALAR] + done);
+        in[idx[q]] += 16 * done;
+        len[idx[q]] -= 16 * done;
+    }
+#else
+    (void)st;
+    (void)in;
+    (void)len;
+    (void)nh;
+    chacha20_multi_blocks_avx2(kt, out, states, n);
+#endif
 }

@@ -316,22 +316,30 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
     "vperm2i128 $0x31, " hi ", " lo ", " t "\n\t"                             \
     "vpxor " #b "(%[x]), " t ", " t "\n\t"                                    \
     "vmovdqu " t ", " #b "(%[o])\n\t"
+/* The same without the XOR: raw keystream to %[o]. */
+#define CC_ST2(lo, hi, t, a, b)                                              \
+    "vperm2i128 $0x20, " hi ", " lo ", " t "\n\t"                             \
+    "vmovdqu " t ", " #a "(%[o])\n\t"                                         \
+    "vperm2i128 $0x31, " hi ", " lo ", " t "\n\t"                             \
+    "vmovdqu " t ", " #b "(%[o])\n\t"
 #define CC_FF(reg, off) "vpaddd " #off "(%[i]), " reg ", " reg "\n\t"
 /*
  * The batch end: feed-forward, transpose, XOR and stores. first stores the
  * first pair of each half (bytes 0/256 and 32/288: block 0's halves); the
  * AEAD's key-block batch passes a store that writes block 0 to the key.
  */
-#define CC_FEED_XOR_STORE_WITH(first)                                        \
+#define CC_FEED_XOR_STORE_WITH(first) CC_FEED_STORE_WITH(first, CC_XST2)
+/* The same with every other pair through rest (CC_XST2, or CC_ST2: raw keystream). */
+#define CC_FEED_STORE_WITH(first, rest)                                      \
     CC_FF(CC_a0, 0) CC_FF(CC_a1, 32) CC_FF(CC_a2, 64) CC_FF(CC_a3, 96)       \
     CC_FF(CC_b0, 128) CC_FF(CC_b1, 160) CC_FF(CC_b2, 192) CC_FF(CC_b3, 224)  \
     /* x0..x3 -> a2 a3 t0 t1; x4..x7 -> b2 b3 a0 a1 */                       \
     CC_UNPACK4(CC_a0, CC_a1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
     CC_UNPACK4(CC_b0, CC_b1, CC_b2, CC_b3, CC_a0, CC_a1)                      \
     first(CC_a2, CC_b2, CC_b0, 0, 256)                                        \
-    CC_XST2(CC_a3, CC_b3, CC_b0, 64, 320)                                     \
-    CC_XST2(CC_t0, CC_a0, CC_b0, 128, 384)                                    \
-    CC_XST2(CC_t1, CC_a1, CC_b0, 192, 448)                                    \
+    rest(CC_a3, CC_b3, CC_b0, 64, 320)                                        \
+    rest(CC_t0, CC_a0, CC_b0, 128, 384)                                       \
+    rest(CC_t1, CC_a1, CC_b0, 192, 448)                                       \
     CC_FF(CC_c0, 256) CC_FF(CC_c1, 288)                                       \
     "vmovdqa 320(%[s]), " CC_a2 "\n\t"                                        \
     "vmovdqa 352(%[s]), " CC_a3 "\n\t"                                        \
@@ -341,9 +349,9 @@ CHAPOLY_INLINE __m256i rows_sigma_ymm(void)
     CC_UNPACK4(CC_c0, CC_c1, CC_a2, CC_a3, CC_t0, CC_t1)                      \
     CC_UNPACK4(CC_d0, CC_d1, CC_d2, CC_d3, CC_b0, CC_b1)                      \
     first(CC_a2, CC_d2, CC_c0, 32, 288)                                       \
-    CC_XST2(CC_a3, CC_d3, CC_c0, 96, 352)                                     \
-    CC_XST2(CC_t0, CC_b0, CC_c0, 160, 416)                                    \
-    CC_XST2(CC_t1, CC_b1, CC_c0, 224, 480)
+    rest(CC_a3, CC_d3, CC_c0, 96, 352)                                        \
+    rest(CC_t0, CC_b0, CC_c0, 160, 416)                                       \
+    rest(CC_t1, CC_b1, CC_c0, 224, 480)
 #define CC_FEED_XOR_STORE CC_FEED_XOR_STORE_WITH(CC_XST2)
 
 /*

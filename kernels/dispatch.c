@@ -347,6 +347,17 @@ static void apply_choices(chapoly_kernels *t, const struct level *l)
         t->aead_xor_hash_range = chapoly_generic_xor_hash_range;
         t->aead_first_xor_hash = chapoly_generic_first_xor_hash;
     }
+    /*
+     * The batched AEAD's rows beside its ChaCha20: a level's own form
+     * hashes them in pairs of 8-lane batches, so with both "aead=stitched"
+     * and "chacha-pairs" (16 blocks a call), else the composition.
+     */
+    s->multi_stitch = 0;
+    if (t->chacha20_multi_blocks_hash != chapoly_generic_multi_blocks_hash &&
+        (l->uses & U_AEAD) && s->aead_stitched && s->chacha_pairs_min != 0)
+        s->multi_stitch = 16;
+    else
+        t->chacha20_multi_blocks_hash = chapoly_generic_multi_blocks_hash;
 }
 
 static void build_level(chapoly_kernels *t, const struct level *l, const char *forced,
@@ -506,4 +517,5 @@ const chapoly_kernels chapoly_kernels_portable_table = {
     .poly1305_multi_blocks = chapoly_generic_poly1305_multi_blocks,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,
     .aead_first_xor_hash = chapoly_generic_first_xor_hash,
+    .chacha20_multi_blocks_hash = chapoly_generic_multi_blocks_hash,
 };

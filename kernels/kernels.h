@@ -210,6 +210,14 @@ typedef struct chapoly_shapes {
      * Poly1305 of that batch between their rounds (0: column batches only)
      */
     uint32_t short_rows;
+    /*
+     * Blocks per chacha20_multi_blocks_hash call in the batched AEAD: the
+     * level hashes the Poly1305 rows it is given beside these blocks'
+     * rounds (0: it does not; the core then makes the keystream of a
+     * whole queue in one call). Follows from "aead" and "chacha-pairs"
+     * (dispatch.c).
+     */
+    uint32_t multi_stitch;
 } chapoly_shapes;
 
 /*
@@ -298,6 +306,19 @@ struct chapoly_kernels {
                                 size_t len, size_t hash_len, const uint8_t *aad,
                                 size_t aadlen, const uint32_t key[8],
                                 const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
+    /*
+     * chacha20_multi_blocks(out, states, n), and of the nh Poly1305 rows
+     * (state st[i], len[i] bytes at in[i], whole blocks, padbit 1) as many
+     * blocks, in row order, as the level hashes beside those rounds
+     * ("multi_stitch"; the composition: none): each row's in[i] and len[i]
+     * move past what was hashed (len[i] 0: the row is done). The rows may
+     * not overlap out. The batched AEAD: the rows of the messages whose
+     * keystream earlier calls made; what is left goes to the next call.
+     */
+    void (*chacha20_multi_blocks_hash)(const chapoly_kernels *k, uint8_t *out,
+                                       const uint32_t *states, size_t n,
+                                       poly1305_state *const st[], const uint8_t *in[],
+                                       size_t len[], size_t nh);
 };
 
 /* ---- dispatch (kernels/dispatch.c): the one place that picks kernels ---- */
@@ -416,6 +437,10 @@ void chapoly_generic_poly1305_multi_blocks(const chapoly_kernels *k, poly1305_st
                                            size_t n);
 void chapoly_generic_poly1305_last(const chapoly_kernels *k, poly1305_state *st, const uint8_t *in,
                                    size_t len, unsigned padbit, uint8_t tag[16]);
+void chapoly_generic_multi_blocks_hash(const chapoly_kernels *k, uint8_t *out,
+                                       const uint32_t *states, size_t n,
+                                       poly1305_state *const st[], const uint8_t *in[],
+                                       size_t len[], size_t nh);
 
 /* ---- the AEAD format (RFC 8439 2.8), written once (kernels/generic.c) ---- */
 

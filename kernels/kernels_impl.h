@@ -219,6 +219,9 @@ void aead_first_xor_hash_avx2(const chapoly_kernels *k, uint8_t *out, const uint
                               const uint32_t ctr_nonce[4], poly1305_state *st, int enc);
 /* batch_avx2.c (-mavx2 -mbmi2) */
 void chacha20_multi_blocks_avx2(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
+void chacha20_multi_blocks_hash_avx2(const chapoly_kernels *k, uint8_t *out, const uint32_t *states,
+                                     size_t n, poly1305_state *const st[], const uint8_t *in[],
+                                     size_t len[], size_t nh);
 void poly1305_multi_blocks_avx2(const chapoly_kernels *k, poly1305_state *const st[], const uint8_t *const in[],
                                 const size_t len[], size_t n);
 

@@ -41,5 +41,6 @@ const chapoly_kernels chapoly_kernels_avx2 = {
     .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
     .aead_xor_hash_range = aead_xor_hash_range_avx2,
+    .chacha20_multi_blocks_hash = chacha20_multi_blocks_hash_avx2,
     .aead_first_xor_hash = aead_first_xor_hash_avx2,
 };

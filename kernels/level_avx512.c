@@ -46,6 +46,7 @@ const chapoly_kernels chapoly_kernels_avx512 = {
     .poly1305_multi_blocks = poly1305_multi_blocks_avx512ifma,
     .aead_xor_hash_range = aead_xor_hash_range_avx512ifma,
     .aead_first_xor_hash = chapoly_generic_first_xor_hash,
+    .chacha20_multi_blocks_hash = chapoly_generic_multi_blocks_hash,
 };
 
 const chapoly_kernels chapoly_kernels_avx512_noifma = {
@@ -65,4 +66,5 @@ const chapoly_kernels chapoly_kernels_avx512_noifma = {
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,
     .aead_first_xor_hash = chapoly_generic_first_xor_hash,
+    .chacha20_multi_blocks_hash = chapoly_generic_multi_blocks_hash,
 };

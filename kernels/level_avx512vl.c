@@ -26,5 +26,6 @@ const chapoly_kernels chapoly_kernels_avx512vl = {
     .chacha20_multi_blocks = chacha20_multi_blocks_avx2,
     .poly1305_multi_blocks = poly1305_multi_blocks_avx2,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,
+    .chacha20_multi_blocks_hash = chacha20_multi_blocks_hash_avx2,
     .aead_first_xor_hash = chapoly_generic_first_xor_hash,
 };

@@ -29,4 +29,5 @@ const chapoly_kernels chapoly_kernels_neon = {
     .poly1305_multi_blocks = chapoly_generic_poly1305_multi_blocks,
     .aead_xor_hash_range = chapoly_generic_xor_hash_range,
     .aead_first_xor_hash = chapoly_generic_first_xor_hash,
+    .chacha20_multi_blocks_hash = chapoly_generic_multi_blocks_hash,
 };

@@ -258,6 +258,7 @@ int main(void)
         multi_blocks_diff(k);
         batch_core_diff(k);
         poly_multi_diff(k);
+        multi_hash_diff(k);
         if (k != P)
             shape_extremes(names[li]);
         up_level_end();

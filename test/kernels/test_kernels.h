@@ -101,6 +101,8 @@ void k_keyblock_xor(const chapoly_kernels *k, uint8_t key_block[64], uint8_t *ou
                     const uint8_t *in, size_t len, const uint32_t key[8],
                     const uint32_t ctr_nonce[4]);
 void k_multi_blocks(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n);
+void k_multi_hash(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n,
+                  poly1305_state *const st[], const uint8_t *in[], size_t len[], size_t nh);
 /* A one-block row form (row1_forms.h), called directly: not a table entry. */
 void k_row1(void (*fn)(uint8_t *, const uint8_t *, size_t, const uint32_t *, const uint32_t *),
             uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],
@@ -146,5 +148,6 @@ void keyblock_xor_diff(const chapoly_kernels *k);
 void multi_blocks_diff(const chapoly_kernels *k); /* test_kernels_batch.c */
 void batch_core_diff(const chapoly_kernels *k);   /* test_kernels_batch.c */
 void poly_multi_diff(const chapoly_kernels *k);   /* test_kernels_batch.c */
+void multi_hash_diff(const chapoly_kernels *k);   /* test_kernels_batch.c */
 
 #endif

@@ -268,3 +268,92 @@ void poly_multi_diff(const chapoly_kernels *k)
         }
     }
 }
+
+/*
+ * chacha20_multi_blocks_hash against the portable blocks and Poly1305: n
+ * = 0..48 blocks, 0..24 rows of 0..70 blocks (some states past a first
+ * call, some passed twice), at the level as built and with the stitched
+ * form forced ("aead=stitched chacha-pairs=1024"), the rows it leaves
+ * (in order, each moved past what it hashed) then through
+ * poly1305_multi_blocks: the keystream, every tag, nothing written
+ * outside the blocks; a row it left is a whole-block rest of the row, and
+ * only the rows after the first it left may be untouched.
+ */
+void multi_hash_diff(const chapoly_kernels *k)
+{
+    enum { N = 24, NB = 48 };
+    static uint32_t states[NB * 16];
+    static uint8_t out_buf[NB * 64 + 2 * GUARD], ref[NB * 64];
+    static _Alignas(64) poly1305_state st[N], rst;
+    poly1305_state *sp[N];
+    const uint8_t *in[N], *pre_in[N], *in0[N];
+    size_t len[N], pre[N], owner[N], len0[N];
+    uint8_t key[N][32], tag[16], rtag[16];
+    chapoly_kernels forced;
+
+    chapoly_kernels_build(&forced, k->name, "aead=stitched chacha-pairs=1024", NULL, NULL);
+    for (size_t round = 0; round < 80; round++) {
+        const chapoly_kernels *t = round & 1 ? &forced : k;
+        size_t n = round % 5 == 0 ? 16 * (1 + rnd_below(3)) : rnd_below(NB + 1);
+        size_t nh = rnd_below(N + 1);
+        uint8_t *out = out_buf + GUARD;
+        uint32_t kw[8], nonce[3];
+
+        for (size_t i = 0; i < n; i++) {
+            rnd_bytes((uint8_t *)kw, sizeof(kw));
+            rnd_bytes((uint8_t *)nonce, sizeof(nonce));
+            set_state(states + 16 * i, kw, pick_counter(i + round), nonce);
+            memset(ref + 64 * i, 0, 64);
+            chacha20_xor_portable_ref(ref + 64 * i, states + 16 * i + 4, states + 16 * i + 12);
+        }
+        for (size_t i = 0; i < nh; i++) {
+            rnd_bytes(key[i], 32);
+            pre[i] = rnd_below(4) == 0 ? 16 * (rnd_below(3) == 0 ? 40 : 1 + rnd_below(5)) : 0;
+            pre_in[i] = pool_at(pre[i]);
+            t->poly1305_init(t, &st[i], key[i]);
+            if (pre[i] > 0)
+                t->poly1305_blocks(t, &st[i], pre_in[i], pre[i], 1);
+            len[i] = 16 * (round % 3 == 1 ? 5 : rnd_below(71));
+            in[i] = pool_at(len[i]);
+            owner[i] = round % 4 == 3 && i > 0 && rnd_below(3) == 0 ? rnd_below(i) : i;
+            owner[i] = owner[owner[i]];
+            sp[i] = &st[owner[i]];
+            in0[i] = in[i];
+            len0[i] = len[i];
+        }
+        memset(out_buf, SENT, sizeof(out_buf));
+        k_multi_hash(t, out, states, n, sp, in, len, nh);
+        int order = 1, left = 0;
+
+        for (size_t i = 0; i < nh; i++) {
+            size_t done = len0[i] - len[i];
+
+            order &= len[i] <= len0[i] && done % 16 == 0 && in[i] == in0[i] + done &&
+                     (!left || done == 0);
+            left |= len[i] > 0;
+        }
+        CHECK(order, "chacha20_multi_blocks_hash n=%zu nh=%zu: the rows it left are not a "
+              "whole-block rest in row order", n, nh);
+        k_poly_multi(t, sp, in, len, nh);
+        CHECK(meq(out, ref, n * 64), "chacha20_multi_blocks_hash n=%zu nh=%zu (%s): keystream "
+              "differs from the portable blocks", n, nh, t == k ? "as built" : "stitched forced");
+        CHECK(all_byte(out_buf, GUARD, SENT) &&
+                  all_byte(out + 64 * n, sizeof(out_buf) - GUARD - 64 * n, SENT),
+              "chacha20_multi_blocks_hash n=%zu wrote outside its blocks", n);
+        for (size_t i = 0; i < nh; i++) {
+            if (owner[i] != i)
+                continue;
+            t->poly1305_final(t, &st[i], tag);
+            P->poly1305_init(P, &rst, key[i]);
+            if (pre[i] > 0)
+                P->poly1305_blocks(P, &rst, pre_in[i], pre[i], 1);
+            for (size_t j = i; j < nh; j++)
+                if (owner[j] == i && len0[j] > 0)
+                    P->poly1305_blocks(P, &rst, in0[j], len0[j], 1);
+            P->poly1305_final(P, &rst, rtag);
+            CHECK(meq(tag, rtag, 16), "chacha20_multi_blocks_hash n=%zu nh=%zu (%s) state %zu "
+                  "(%zu blocks after %zu): tag differs from the portable Poly1305", n, nh,
+                  t == k ? "as built" : "stitched forced", i, len0[i] / 16, pre[i] / 16);
+        }
+    }
+}

@@ -379,14 +379,14 @@ void up_init(void)
 /* Per level: calls per kernel entry point and the first dirty one. */
 enum { F_CHACHA, F_HCHACHA, F_PINIT, F_PBLOCKS, F_PFINAL, F_PLAST, F_SINIT, F_SUPDATE,
        F_SFINAL, F_SEAL, F_OPEN, F_KEYBLOCK_XOR, F_MULTI, F_PMULTI, F_XORHASH_RANGE,
-       F_FIRST_XORHASH, F_ROW1, F_COUNT };
+       F_FIRST_XORHASH, F_ROW1, F_MHASH, F_COUNT };
 static const char *const fn_names[F_COUNT] = {
     "chacha20_xor", "hchacha20", "poly1305_init", "poly1305_blocks", "poly1305_final",
     "poly1305_last", "chapoly_poly1305_init", "chapoly_poly1305_update", "chapoly_poly1305_final",
     "chapoly_aead_seal", "chapoly_aead_open",
     "chacha20_keyblock_xor", "chacha20_multi_blocks", "poly1305_multi_blocks",
     "aead_xor_hash_range", "aead_first_xor_hash",
-    "chacha20_xor_row1 (one-block row form)"
+    "chacha20_xor_row1 (one-block row form)", "chacha20_multi_blocks_hash"
 };
 static struct {
     unsigned long calls, dirty;
@@ -649,6 +649,14 @@ void k_poly_multi(const chapoly_kernels *k, poly1305_state *const st[], const ui
     k_before();
     k->poly1305_multi_blocks(k, st, in, len, n);
     k_after(F_PMULTI, n);
+}
+
+void k_multi_hash(const chapoly_kernels *k, uint8_t *out, const uint32_t *states, size_t n,
+                  poly1305_state *const st[], const uint8_t *in[], size_t len[], size_t nh)
+{
+    k_before();
+    k->chacha20_multi_blocks_hash(k, out, states, n, st, in, len, nh);
+    k_after(F_MHASH, 64 * n + nh);
 }
 
 void k_row1(void (*fn)(uint8_t *, const uint8_t *, size_t, const uint32_t *, const uint32_t *),

@@ -405,6 +405,7 @@ static void stack_tests(void)
     if (k != NULL) {
         kernel_poly_stack(k);
         kernel_poly_multi_stack(k);
+        kernel_multi_hash_stack(k);
         kernel_chacha_stack(k);
         {
             /* the ChaCha20 batch pairs the other way from this CPU's profile */

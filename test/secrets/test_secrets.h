@@ -112,6 +112,7 @@ extern uint8_t kkey[32], kmsg[4096], ktag[16];
 void kernel_words(const uint8_t *tag, const poly1305_state *before, const poly1305_state *after);
 void kernel_poly_stack(const chapoly_kernels *k);
 void kernel_poly_multi_stack(const chapoly_kernels *k);
+void kernel_multi_hash_stack(const chapoly_kernels *k);
 extern uint32_t ckey[8], ccn[4];
 void ref_rounds(uint32_t x[16]);
 void ref_init(uint32_t s[16], const uint32_t key[8], uint32_t ctr, const uint32_t n[3]);

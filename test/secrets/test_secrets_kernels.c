@@ -454,3 +454,74 @@ void kernel_chacha_stack(const chapoly_kernels *k)
     nwords32 = 0;
 }
 
+
+/*
+ * chacha20_multi_blocks_hash (the batched AEAD's pipeline form) with the
+ * stitched form forced ("aead=stitched chacha-pairs=1024"): 32 blocks of
+ * (ckey, ccn) and eight Poly1305 rows of 5 or 17 blocks (40 beside one
+ * pair, or more than its slots: rows left for the caller). The ChaCha20
+ * words, the eight keys, the states after.
+ */
+static const chapoly_kernels *mh_k;
+static const size_t *mh_len;
+
+static void mhash_op(void *arg)
+{
+    poly1305_state *st[8];
+    const uint8_t *in[8];
+    size_t len[8];
+
+    (void)arg;
+    for (int i = 0; i < 8; i++) {
+        st[i] = &kst8[i];
+        in[i] = kmsg + 256 * i;
+        len[i] = mh_len[i];
+    }
+    mh_k->chacha20_multi_blocks_hash(mh_k, cout, cstates, 32, st, in, len, 8);
+}
+
+void kernel_multi_hash_stack(const chapoly_kernels *k)
+{
+    static const size_t lens[][8] = {
+        { 80, 80, 80, 80, 80, 80, 80, 80 },
+        { 272, 272, 272, 272, 272, 272, 272, 272 },
+    };
+    static chapoly_kernels t;
+    char what[96];
+
+    chapoly_kernels_build(&t, k->name, "aead=stitched chacha-pairs=1024", NULL, NULL);
+    mh_k = &t;
+    for (size_t c = 0; c < sizeof(lens) / sizeof(lens[0]); c++) {
+        poly1305_state *st[8];
+        const uint8_t *in[8];
+        size_t len[8];
+
+        t_rand_bytes(kmsg, sizeof(kmsg));
+        nwords = 0;
+        chacha_fresh();
+        chacha_key_words();
+        ref_blocks(ccn[0], 32);
+        for (size_t b = 0; b < 32; b++)
+            ref_init(cstates + 16 * b, ckey, ccn[0] + (uint32_t)b, ccn + 1);
+        for (int i = 0; i < 8; i++) {
+            t_rand_bytes(kkeys[i], 32);
+            t.poly1305_init(&t, &kst8[i], kkeys[i]);
+            kref8[i] = kst8[i];
+            st[i] = &kref8[i];
+            in[i] = kmsg + 256 * i;
+            len[i] = lens[c][i];
+            add_poly_words(kkeys[i], NULL);
+        }
+        t.chacha20_multi_blocks_hash(&t, cout, cstates, 32, st, in, len, 8); /* off-scan */
+        for (int i = 0; i < 8; i++)
+            add_state_words(&kref8[i], "state word (after the call)");
+        mh_len = lens[c];
+        snprintf(what, sizeof(what), "kernel chacha20_multi_blocks_hash, rows of %zu bytes",
+                 lens[c][0]);
+        check_op(mhash_op, NULL, what);
+        T_OK(memcmp(cout, cks, 64 * 32) == 0, "%s: keystream differs from the reference", what);
+        for (int i = 0; i < 8; i++)
+            T_OK(memcmp(kst8[i].priv, kref8[i].priv, 8 * 16) == 0, "%s: state %d", what, i);
+    }
+    nwords = 0;
+}
