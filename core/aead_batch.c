@@ -307,10 +307,10 @@ static void text_open(text_queue *t, size_t from, size_t to, uint8_t (*mac)[ROW_
  * keystream the calls before completed, in order, as far as each call
  * takes them (the rest waits for the next); what the last call leaves goes
  * to poly1305_multi_blocks. Opening, a message's text is XORed once all
- * its rows are hashed (row_end). Texts of a few blocks gain less from the
- * rows beside than the calls and the rows' bookkeeping cost (64-byte
- * texts 4-5 % slower, 256 B 3-9 % faster, AMD Zen 5: docs/performance.md):
- * those queues go whole (flush_whole).
+ * its rows are hashed (row_end). Texts under 4 blocks a message gain less
+ * from the rows beside than the calls and the rows' bookkeeping cost
+ * (docs/performance.md, "Measurements behind the code"): those queues go
+ * whole (flush_whole).
  */
 static void flush(text_queue *t)
 {

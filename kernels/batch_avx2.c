@@ -304,7 +304,8 @@ _Static_assert(W_H == 0 && W_KEY == 3, "the asm reads the hash at 0, the key at 
  * A pair of 8-lane batches (cols_pair_full_asm_ymm's rounds, CP_COLS and
  * CP_DIAGS written out; raw keystream, 1 KiB at out) with up to 80
  * Poly1305 blocks of the rows from *r on (tot blocks in all), one after
- * each step (AMD Zen 5: 40 cost nothing, 80 about a fifth of the pair). The cursor
+ * each step (what 40 and 80 cost beside the pair: docs/performance.md,
+ * "Measurements behind the code"). The cursor
  * (row, its next block) and tot move on; a row left unfinished gets its
  * hash stored and its next block in r->m. The hash words are zeroed in
  * the registers at the end.
