@@ -44,38 +44,7 @@ static const __m256i rot_tbl[2] = {
  * (poly1305_scalar.h). Clobbers rdx and the flags (the vector round code
  * around it uses neither).
  */
-#define PB                                                                   \
-    "addq 0(%[m]), %[h0]\n\t"                                                 \
-    "adcq 8(%[m]), %[h1]\n\t"                                                 \
-    "adcq $1, %[h2]\n\t"                                                      \
-    "movq %[h0], %%rdx\n\t"                                                   \
-    "mulxq %[kr0], %[h0], %[pa]\n\t"                                          \
-    "mulxq %[kr1], %[pb], %[pc]\n\t"                                          \
-    "movq %[h1], %%rdx\n\t"                                                   \
-    "mulxq %[ks1], %[h1], %[pe]\n\t"                                          \
-    "addq %[h1], %[h0]\n\t"                                                   \
-    "adcq %[pe], %[pa]\n\t"                                                   \
-    "mulxq %[kr0], %[h1], %[pe]\n\t"                                          \
-    "addq %[h1], %[pb]\n\t"                                                   \
-    "adcq %[pe], %[pc]\n\t"                                                   \
-    "movq %[h2], %%rdx\n\t"                                                   \
-    "imulq %[ks1], %%rdx\n\t"                                                 \
-    "imulq %[kr0], %[h2]\n\t"                                                 \
-    "addq %%rdx, %[pb]\n\t"                                                   \
-    "adcq $0, %[pc]\n\t"                                                      \
-    "addq %[pa], %[pb]\n\t"                                                   \
-    "adcq %[pc], %[h2]\n\t"                                                   \
-    "movq %[h2], %[pa]\n\t"                                                   \
-    "andq $-4, %[pa]\n\t"                                                     \
-    "movq %[h2], %[pc]\n\t"                                                   \
-    "shrq $2, %[pc]\n\t"                                                      \
-    "addq %[pc], %[pa]\n\t"                                                   \
-    "andq $3, %[h2]\n\t"                                                      \
-    "addq %[pa], %[h0]\n\t"                                                   \
-    "adcq $0, %[pb]\n\t"                                                      \
-    "adcq $0, %[h2]\n\t"                                                      \
-    "movq %[pb], %[h1]\n\t"                                                   \
-    "leaq 16(%[m]), %[m]\n\t"
+#define PB SC_STEP_ASM("%[kr0]", "%[kr1]", "%[ks1]")
 
 /*
  * One whole batch (cols_batch_full_asm_ymm's), hashing nblk (0..40) blocks at m: c4

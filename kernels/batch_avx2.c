@@ -252,37 +252,7 @@ _Static_assert(W_H == 0 && W_KEY == 3, "the asm reads the hash at 0, the key at 
 #define HR_BLOCK                                                             \
     "cmpq $0, %[tot]\n\t"                                                     \
     "je 8f\n\t"                                                               \
-    "addq 0(%[m]), %[h0]\n\t"                                                 \
-    "adcq 8(%[m]), %[h1]\n\t"                                                 \
-    "adcq $1, %[h2]\n\t"                                                      \
-    "movq %[h0], %%rdx\n\t"                                                   \
-    "mulxq 24(%[p]), %[h0], %[pa]\n\t"                                        \
-    "mulxq 32(%[p]), %[pb], %[pc]\n\t"                                        \
-    "movq %[h1], %%rdx\n\t"                                                   \
-    "mulxq 40(%[p]), %[h1], %[pe]\n\t"                                        \
-    "addq %[h1], %[h0]\n\t"                                                   \
-    "adcq %[pe], %[pa]\n\t"                                                   \
-    "mulxq 24(%[p]), %[h1], %[pe]\n\t"                                        \
-    "addq %[h1], %[pb]\n\t"                                                   \
-    "adcq %[pe], %[pc]\n\t"                                                   \
-    "movq %[h2], %%rdx\n\t"                                                   \
-    "imulq 40(%[p]), %%rdx\n\t"                                               \
-    "imulq 24(%[p]), %[h2]\n\t"                                               \
-    "addq %%rdx, %[pb]\n\t"                                                   \
-    "adcq $0, %[pc]\n\t"                                                      \
-    "addq %[pa], %[pb]\n\t"                                                   \
-    "adcq %[pc], %[h2]\n\t"                                                   \
-    "movq %[h2], %[pa]\n\t"                                                   \
-    "andq $-4, %[pa]\n\t"                                                     \
-    "movq %[h2], %[pc]\n\t"                                                   \
-    "shrq $2, %[pc]\n\t"                                                      \
-    "addq %[pc], %[pa]\n\t"                                                   \
-    "andq $3, %[h2]\n\t"                                                      \
-    "addq %[pa], %[h0]\n\t"                                                   \
-    "adcq $0, %[pb]\n\t"                                                      \
-    "adcq $0, %[h2]\n\t"                                                      \
-    "movq %[pb], %[h1]\n\t"                                                   \
-    "leaq 16(%[m]), %[m]\n\t"                                                 \
+    SC_STEP_ASM("24(%[p])", "32(%[p])", "40(%[p])")                          \
     "decq %[tot]\n\t"                                                         \
     "decq 16(%[r])\n\t"                                                       \
     "jnz 8f\n\t"                                                              \
@@ -301,132 +271,62 @@ _Static_assert(W_H == 0 && W_KEY == 3, "the asm reads the hash at 0, the key at 
 #define CP_STEP_H(a, b, c, d, e, f, g, h) CP_STEP(a, b, c, d, e, f, g, h) HR_BLOCK
 
 /*
- * A pair of 8-lane batches (cols_pair_full_asm_ymm's rounds, CP_COLS and
- * CP_DIAGS written out; raw keystream, 1 KiB at out) with up to 80
- * Poly1305 blocks of the rows from *r on (tot blocks in all), one after
- * each step (what 40 and 80 cost beside the pair: docs/performance.md,
- * "Measurements behind the code"). The cursor
- * (row, its next block) and tot move on; a row left unfinished gets its
- * hash stored and its next block in r->m. The hash words are zeroed in
- * the registers at the end.
+ * A pair of 8-lane batches (CP_PAIR_ASM; raw keystream, 1 KiB at out) with
+ * Poly1305 blocks of the rows from *r on (tot blocks in all) after each of
+ * batch X's steps, and with Y (the Y steps' slot HR_BLOCK, else nothing)
+ * after Y's too: 40 or 80 blocks a pair (what each costs beside the pair:
+ * docs/performance.md, "Measurements behind the code"). The cursor (row,
+ * its next block) and tot move on; a row left unfinished gets its hash
+ * stored and its next block in r->m. The hash words are zeroed in the
+ * registers at the end.
  */
-static __attribute__((noinline)) void pair_hash_asm(const __m256i init[32], __m256i st[32],
-                                                    uint8_t *out, hash_row **cur, uint64_t *tot)
-{
-    unsigned n;
-    uintptr_t s = (uintptr_t)st, i = (uintptr_t)init, o = (uintptr_t)out;
-    hash_row *r = *cur;
-    uint64_t *p = r->p;
-    const uint8_t *m = r->m;
-    uint64_t h0 = p[W_H], h1 = p[W_H + 1], h2 = p[W_H + 2], pa, pb, pc, pe;
-
-    __asm__ volatile("vmovdqa %[r16], %%ymm14\n\t"
-                     "vmovdqa %[r8], %%ymm15\n\t"
-                     CP_COPY4(0) CP_COPY4(128) CP_COPY4(256) CP_COPY4(384)
-                     CP_COPY4(512) CP_COPY4(640) CP_COPY4(768) CP_COPY4(896)
-                     "movl $10, %[n]\n\t"
-                     ".p2align 5\n"
-                     "1:\n\t"
-                     CP_STEP_H(0, 128, 256, 384, 32, 160, 288, 416)
-                     CP_STEP_H(64, 192, 320, 448, 96, 224, 352, 480)
-                     CP_STEP_H(512, 640, 768, 896, 544, 672, 800, 928)
-                     CP_STEP_H(576, 704, 832, 960, 608, 736, 864, 992)
-                     CP_STEP_H(0, 160, 320, 480, 32, 192, 352, 384)
-                     CP_STEP_H(64, 224, 256, 416, 96, 128, 288, 448)
-                     CP_STEP_H(512, 672, 832, 992, 544, 704, 864, 896)
-                     CP_STEP_H(576, 736, 768, 928, 608, 640, 800, 960)
-                     "decl %[n]\n\t"
-                     "jnz 1b\n\t"
-                     CC_LOAD_FROM(s)
-                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
-                     "addq $512, %[s]\n\t"
-                     "addq $512, %[i]\n\t"
-                     "addq $512, %[o]\n\t"
-                     CC_LOAD_FROM(s)
-                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
-                     /* an unfinished row: its hash and next block back */
-                     "cmpq $0, %[tot]\n\t"
-                     "je 9f\n\t"
-                     "movq %[h0], 0(%[p])\n\t"
-                     "movq %[h1], 8(%[p])\n\t"
-                     "movq %[h2], 16(%[p])\n\t"
-                     "movq %[m], 8(%[r])\n"
-                     "9:\n\t"
-                     "xorl %k[h0], %k[h0]\n\t"
-                     "xorl %k[h1], %k[h1]\n\t"
-                     "xorl %k[h2], %k[h2]\n\t"
-                     "xorl %k[pa], %k[pa]\n\t"
-                     "xorl %k[pb], %k[pb]\n\t"
-                     "xorl %k[pc], %k[pc]\n\t"
-                     "xorl %k[pe], %k[pe]\n\t"
-                     "xorl %%edx, %%edx\n\t"
-                     : [n] "=m"(n), [s] "+r"(s), [i] "+r"(i), [o] "+r"(o), [h0] "+r"(h0),
-                       [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa), [pb] "=&r"(pb),
-                       [pc] "=&r"(pc), [pe] "=&r"(pe), [m] "+r"(m), [p] "+r"(p), [r] "+r"(r),
-                       [tot] "+m"(*tot)
-                     : [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
-                     : "cc", "rdx", "memory", CC_CLOBBERS);
-    *cur = r;
-}
-
-
-/* The same with 40 slots, after batch X's steps only: sparse rows stay off each other's latency. */
-static __attribute__((noinline)) void pair_hash40_asm(const __m256i init[32], __m256i st[32],
-                                                    uint8_t *out, hash_row **cur, uint64_t *tot)
-{
-    unsigned n;
-    uintptr_t s = (uintptr_t)st, i = (uintptr_t)init, o = (uintptr_t)out;
-    hash_row *r = *cur;
-    uint64_t *p = r->p;
-    const uint8_t *m = r->m;
-    uint64_t h0 = p[W_H], h1 = p[W_H + 1], h2 = p[W_H + 2], pa, pb, pc, pe;
-
-    __asm__ volatile("vmovdqa %[r16], %%ymm14\n\t"
-                     "vmovdqa %[r8], %%ymm15\n\t"
-                     CP_COPY4(0) CP_COPY4(128) CP_COPY4(256) CP_COPY4(384)
-                     CP_COPY4(512) CP_COPY4(640) CP_COPY4(768) CP_COPY4(896)
-                     "movl $10, %[n]\n\t"
-                     ".p2align 5\n"
-                     "1:\n\t"
-                     CP_STEP_H(0, 128, 256, 384, 32, 160, 288, 416)
-                     CP_STEP_H(64, 192, 320, 448, 96, 224, 352, 480)
-                     CP_COLS(512)
-                     CP_STEP_H(0, 160, 320, 480, 32, 192, 352, 384)
-                     CP_STEP_H(64, 224, 256, 416, 96, 128, 288, 448)
-                     CP_DIAGS(512)
-                     "decl %[n]\n\t"
-                     "jnz 1b\n\t"
-                     CC_LOAD_FROM(s)
-                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
-                     "addq $512, %[s]\n\t"
-                     "addq $512, %[i]\n\t"
-                     "addq $512, %[o]\n\t"
-                     CC_LOAD_FROM(s)
-                     CC_FEED_STORE_WITH(CC_ST2, CC_ST2)
-                     /* an unfinished row: its hash and next block back */
-                     "cmpq $0, %[tot]\n\t"
-                     "je 9f\n\t"
-                     "movq %[h0], 0(%[p])\n\t"
-                     "movq %[h1], 8(%[p])\n\t"
-                     "movq %[h2], 16(%[p])\n\t"
-                     "movq %[m], 8(%[r])\n"
-                     "9:\n\t"
-                     "xorl %k[h0], %k[h0]\n\t"
-                     "xorl %k[h1], %k[h1]\n\t"
-                     "xorl %k[h2], %k[h2]\n\t"
-                     "xorl %k[pa], %k[pa]\n\t"
-                     "xorl %k[pb], %k[pb]\n\t"
-                     "xorl %k[pc], %k[pc]\n\t"
-                     "xorl %k[pe], %k[pe]\n\t"
-                     "xorl %%edx, %%edx\n\t"
-                     : [n] "=m"(n), [s] "+r"(s), [i] "+r"(i), [o] "+r"(o), [h0] "+r"(h0),
-                       [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa), [pb] "=&r"(pb),
-                       [pc] "=&r"(pc), [pe] "=&r"(pe), [m] "+r"(m), [p] "+r"(p), [r] "+r"(r),
-                       [tot] "+m"(*tot)
-                     : [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])
-                     : "cc", "rdx", "memory", CC_CLOBBERS);
-    *cur = r;
-}
+#define PAIR_HASH_FN(name, Y)                                                                \
+    static __attribute__((noinline)) void name(const __m256i init[32], __m256i st[32],      \
+                                               uint8_t *out, hash_row **cur, uint64_t *tot) \
+    {                                                                                        \
+        unsigned n;                                                                          \
+        uintptr_t s = (uintptr_t)st, i = (uintptr_t)init, o = (uintptr_t)out;               \
+        hash_row *r = *cur;                                                                  \
+        uint64_t *p = r->p;                                                                  \
+        const uint8_t *m = r->m;                                                             \
+        uint64_t h0 = p[W_H], h1 = p[W_H + 1], h2 = p[W_H + 2], pa, pb, pc, pe;              \
+                                                                                             \
+        __asm__ volatile(                                                                    \
+            CP_PAIR_ASM(CP_STEP_H(0, 128, 256, 384, 32, 160, 288, 416)                       \
+                        CP_STEP_H(64, 192, 320, 448, 96, 224, 352, 480)                      \
+                        CP_STEP(512, 640, 768, 896, 544, 672, 800, 928) Y                    \
+                        CP_STEP(576, 704, 832, 960, 608, 736, 864, 992) Y                    \
+                        CP_STEP_H(0, 160, 320, 480, 32, 192, 352, 384)                       \
+                        CP_STEP_H(64, 224, 256, 416, 96, 128, 288, 448)                      \
+                        CP_STEP(512, 672, 832, 992, 544, 704, 864, 896) Y                    \
+                        CP_STEP(576, 736, 768, 928, 608, 640, 800, 960) Y,                   \
+                        CC_FEED_STORE_WITH(CC_ST2, CC_ST2), "")                              \
+            /* an unfinished row: its hash and next block back */                           \
+            "cmpq $0, %[tot]\n\t"                                                            \
+            "je 9f\n\t"                                                                      \
+            "movq %[h0], 0(%[p])\n\t"                                                        \
+            "movq %[h1], 8(%[p])\n\t"                                                        \
+            "movq %[h2], 16(%[p])\n\t"                                                       \
+            "movq %[m], 8(%[r])\n"                                                           \
+            "9:\n\t"                                                                         \
+            "xorl %k[h0], %k[h0]\n\t"                                                        \
+            "xorl %k[h1], %k[h1]\n\t"                                                        \
+            "xorl %k[h2], %k[h2]\n\t"                                                        \
+            "xorl %k[pa], %k[pa]\n\t"                                                        \
+            "xorl %k[pb], %k[pb]\n\t"                                                        \
+            "xorl %k[pc], %k[pc]\n\t"                                                        \
+            "xorl %k[pe], %k[pe]\n\t"                                                        \
+            "xorl %%edx, %%edx\n\t"                                                          \
+            : [n] "=m"(n), [s] "+r"(s), [i] "+r"(i), [o] "+r"(o), [h0] "+r"(h0),             \
+              [h1] "+r"(h1), [h2] "+r"(h2), [pa] "=&r"(pa), [pb] "=&r"(pb), [pc] "=&r"(pc), \
+              [pe] "=&r"(pe), [m] "+r"(m), [p] "+r"(p), [r] "+r"(r), [tot] "+m"(*tot)      \
+            : [r16] "m"(rot_tbl[0]), [r8] "m"(rot_tbl[1])                                    \
+            : "cc", "rdx", "memory", CC_CLOBBERS);                                           \
+        *cur = r;                                                                            \
+    }
+PAIR_HASH_FN(pair_hash_asm, HR_BLOCK)
+/* 40 slots, after X's steps only: sparse rows stay off each other's latency */
+PAIR_HASH_FN(pair_hash40_asm, "")
 
 /* 16 blocks from their input states as a pair, hashing rows while any are left. */
 static __attribute__((noinline)) void pair_from_states(uint8_t *out, const uint32_t *states, hash_row **cur, uint64_t *tot)

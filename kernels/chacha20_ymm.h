@@ -472,6 +472,33 @@ CHAPOLY_INLINE void cols_batch_asm_ymm(const __m256i init[16], __m256i w[16],
  * st[32] (32-byte aligned) holds the round state. Both arrays are as
  * secret as the key: the caller wipes them.
  */
+/*
+ * A pair's asm around its double-round loop body: the patterns to ymm14
+ * ymm15, init (%[i]) copied to st (%[s]), 10 rounds of the body, then each
+ * batch fed forward and stored by store (%[o]: its 512 bytes), next moving
+ * the pointers from X's to Y's. The operands: [n] the round counter, [s]
+ * [i] [o] (and what store and next use), [r16] [r8].
+ */
+#define CP_PAIR_ASM(body, store, next)                                       \
+    "vmovdqa %[r16], %%ymm14\n\t"                                             \
+    "vmovdqa %[r8], %%ymm15\n\t"                                              \
+    CP_COPY4(0) CP_COPY4(128) CP_COPY4(256) CP_COPY4(384)                     \
+    CP_COPY4(512) CP_COPY4(640) CP_COPY4(768) CP_COPY4(896)                   \
+    "movl $10, %[n]\n\t"                                                      \
+    ".p2align 5\n"                                                            \
+    "1:\n\t"                                                                  \
+    body                                                                      \
+    "decl %[n]\n\t"                                                           \
+    "jnz 1b\n\t"                                                              \
+    CC_LOAD_FROM(s)                                                           \
+    store                                                                     \
+    "addq $512, %[s]\n\t"                                                     \
+    "addq $512, %[i]\n\t"                                                     \
+    "addq $512, %[o]\n\t"                                                     \
+    next                                                                      \
+    CC_LOAD_FROM(s)                                                           \
+    store
+
 CHAPOLY_INLINE void cols_pair_full_asm_ymm(const __m256i init[32], __m256i st[32],
                                            const __m256i rot[2], uint8_t *out,
                                            const uint8_t *in)
@@ -479,24 +506,8 @@ CHAPOLY_INLINE void cols_pair_full_asm_ymm(const __m256i init[32], __m256i st[32
     unsigned n;
     uintptr_t s = (uintptr_t)st, i = (uintptr_t)init, o = (uintptr_t)out, x = (uintptr_t)in;
 
-    __asm__("vmovdqa %[r16], %%ymm14\n\t"
-            "vmovdqa %[r8], %%ymm15\n\t"
-            CP_COPY4(0) CP_COPY4(128) CP_COPY4(256) CP_COPY4(384)
-            CP_COPY4(512) CP_COPY4(640) CP_COPY4(768) CP_COPY4(896)
-            "movl $10, %[n]\n\t"
-            ".p2align 5\n"
-            "1:\n\t"
-            CP_COLS(0) CP_COLS(512) CP_DIAGS(0) CP_DIAGS(512)
-            "decl %[n]\n\t"
-            "jnz 1b\n\t"
-            CC_LOAD_FROM(s)
-            CC_FEED_XOR_STORE
-            "addq $512, %[s]\n\t"
-            "addq $512, %[i]\n\t"
-            "addq $512, %[o]\n\t"
-            "addq $512, %[x]\n\t"
-            CC_LOAD_FROM(s)
-            CC_FEED_XOR_STORE
+    __asm__(CP_PAIR_ASM(CP_COLS(0) CP_COLS(512) CP_DIAGS(0) CP_DIAGS(512), CC_FEED_XOR_STORE,
+                        "addq $512, %[x]\n\t")
             : "=m"(*(uint8_t(*)[1024])out), "=m"(*(__m256i(*)[32])st), [n] "=&r"(n),
               [s] "+r"(s), [i] "+r"(i), [o] "+r"(o), [x] "+r"(x)
             : "m"(*(const __m256i(*)[32])init), "m"(*(const uint8_t(*)[1024])in),

@@ -168,6 +168,45 @@ CHAPOLY_INLINE sc_hash sc_blocks(sc_hash h, sc_key k, const uint8_t *in,
     "leaq 16(%[in]), %[in]\n\t"                                         \
     "decq %[nb]\n\t"                                                    \
     "jnz 1b\n\t"
+/*
+ * One Horner step in asm for the stitched kernels: the block at %[m]
+ * (padbit 1), m += 16, h = (h + m) r mod p partially reduced (the
+ * arithmetic and bounds of SC_BLOCK_LOOP) with the hash in %[h0..h2],
+ * temporaries %[pa] %[pb] %[pc] %[pe] and rdx, the key words r0 r1 s1 at
+ * the asm operands KR0 KR1 KS1 (strings). Clobbers rdx and the flags.
+ */
+#define SC_STEP_ASM(KR0, KR1, KS1)                                           \
+    "addq 0(%[m]), %[h0]\n\t"                                                 \
+    "adcq 8(%[m]), %[h1]\n\t"                                                 \
+    "adcq $1, %[h2]\n\t"                                                      \
+    "movq %[h0], %%rdx\n\t"                                                   \
+    "mulxq " KR0 ", %[h0], %[pa]\n\t"                                         \
+    "mulxq " KR1 ", %[pb], %[pc]\n\t"                                         \
+    "movq %[h1], %%rdx\n\t"                                                   \
+    "mulxq " KS1 ", %[h1], %[pe]\n\t"                                         \
+    "addq %[h1], %[h0]\n\t"                                                   \
+    "adcq %[pe], %[pa]\n\t"                                                   \
+    "mulxq " KR0 ", %[h1], %[pe]\n\t"                                         \
+    "addq %[h1], %[pb]\n\t"                                                   \
+    "adcq %[pe], %[pc]\n\t"                                                   \
+    "movq %[h2], %%rdx\n\t"                                                   \
+    "imulq " KS1 ", %%rdx\n\t"                                                \
+    "imulq " KR0 ", %[h2]\n\t"                                                \
+    "addq %%rdx, %[pb]\n\t"                                                   \
+    "adcq $0, %[pc]\n\t"                                                      \
+    "addq %[pa], %[pb]\n\t"                                                   \
+    "adcq %[pc], %[h2]\n\t"                                                   \
+    "movq %[h2], %[pa]\n\t"                                                   \
+    "andq $-4, %[pa]\n\t"                                                     \
+    "movq %[h2], %[pc]\n\t"                                                   \
+    "shrq $2, %[pc]\n\t"                                                      \
+    "addq %[pc], %[pa]\n\t"                                                   \
+    "andq $3, %[h2]\n\t"                                                      \
+    "addq %[pa], %[h0]\n\t"                                                   \
+    "adcq $0, %[pb]\n\t"                                                      \
+    "adcq $0, %[h2]\n\t"                                                      \
+    "movq %[pb], %[h1]\n\t"                                                   \
+    "leaq 16(%[m]), %[m]\n\t"
 /* the loop's temporaries zeroed (partial products of the hash) */
 #define SC_BLOCK_ZERO_TMP                                               \
     "xorl %k[a], %k[a]\n\t"                                             \
