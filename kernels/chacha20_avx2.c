@@ -390,15 +390,6 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
         a = ADD8(a, b); d = XOR8(d, a); SHUF_MEM(d, rot_tbl[1]);            \
         c = ADD8(c, d); b = XOR8(b, c); b = ROLS8(b, 7);                    \
     } while (0)
-/* The scalar block's quarter round (rotates: rol/rorx in general registers). */
-#define ROL32(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
-#define QR32(a, b, c, d)                                                    \
-    do {                                                                    \
-        a += b; d ^= a; d = ROL32(d, 16);                                   \
-        c += d; b ^= c; b = ROL32(b, 12);                                   \
-        a += b; d ^= a; d = ROL32(d, 8);                                    \
-        c += d; b ^= c; b = ROL32(b, 7);                                    \
-    } while (0)
 CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *key_block,
                                     uint8_t *out, const uint8_t *in, size_t len,
                                     const uint32_t key_words[8], const uint32_t ctr_nonce[4],
@@ -439,10 +430,10 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *k
     for (int i = 0; i < 10; i++) {
         SETS_HALF_ROUND(DIAG_YMM);
         if (scalar) {
-            QR32(x0, x4, x8, x12);
-            QR32(x1, x5, x9, x13);
-            QR32(x2, x6, x10, x14);
-            QR32(x3, x7, x11, x15);
+            CHAPOLY_QR32(x0, x4, x8, x12);
+            CHAPOLY_QR32(x1, x5, x9, x13);
+            CHAPOLY_QR32(x2, x6, x10, x14);
+            CHAPOLY_QR32(x3, x7, x11, x15);
         }
         size_t q = per < nblk ? per : nblk;
 
@@ -453,10 +444,10 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *k
         }
         SETS_HALF_ROUND(UNDIAG_YMM);
         if (scalar) {
-            QR32(x0, x5, x10, x15);
-            QR32(x1, x6, x11, x12);
-            QR32(x2, x7, x8, x13);
-            QR32(x3, x4, x9, x14);
+            CHAPOLY_QR32(x0, x5, x10, x15);
+            CHAPOLY_QR32(x1, x6, x11, x12);
+            CHAPOLY_QR32(x2, x7, x8, x13);
+            CHAPOLY_QR32(x3, x4, x9, x14);
         }
     }
 #undef SETS_HALF_ROUND

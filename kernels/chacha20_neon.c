@@ -287,13 +287,7 @@ static CHAPOLY_NOINLINE size_t vertical_xor(uint8_t *out, const uint8_t *in, siz
 }
 
 /* One scalar quarter-round (the fifth block of wide_xor, general registers). */
-#define SQR(a, b, c, d)                                  \
-    do {                                                 \
-        a += b; d ^= a; d = rotl32(d, 16);               \
-        c += d; b ^= c; b = rotl32(b, 12);               \
-        a += b; d ^= a; d = rotl32(d, 8);                \
-        c += d; b ^= c; b = rotl32(b, 7);                \
-    } while (0)
+#define SQR CHAPOLY_QR32
 
 /*
  * Long messages: five blocks per step, 320 bytes, while len >= 320: four

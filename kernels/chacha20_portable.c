@@ -5,13 +5,7 @@
  */
 #include "kernels_impl.h"
 
-#define QR(a, b, c, d)              \
-    do {                            \
-        a += b; d ^= a; d = rotl32(d, 16); \
-        c += d; b ^= c; b = rotl32(b, 12); \
-        a += b; d ^= a; d = rotl32(d, 8);  \
-        c += d; b ^= c; b = rotl32(b, 7);  \
-    } while (0)
+#define QR CHAPOLY_QR32
 
 /* Inlined into each out-of-line function below: one frame to scrub. */
 CHAPOLY_INLINE void chacha20_rounds(uint32_t x[16])

@@ -20,6 +20,16 @@ CHAPOLY_INLINE uint32_t rotl32(uint32_t v, int c)
     return (v << c) | (v >> (32 - c));
 }
 
+/* The ChaCha20 quarter round on 32-bit words (RFC 8439 2.1): the portable
+ * kernel's, and the scalar blocks some SIMD levels run beside their vectors. */
+#define CHAPOLY_QR32(a, b, c, d)                                            \
+    do {                                                                    \
+        a += b; d ^= a; d = rotl32(d, 16);                                  \
+        c += d; b ^= c; b = rotl32(b, 12);                                  \
+        a += b; d ^= a; d = rotl32(d, 8);                                   \
+        c += d; b ^= c; b = rotl32(b, 7);                                   \
+    } while (0)
+
 /*
  * Makes the compiler forget where a pointer points. The SIMD ChaCha20
  * kernels use it on the key pointer once before a batch's rounds and once
