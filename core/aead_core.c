@@ -74,7 +74,8 @@ static size_t aead_first(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, s
 
     a->phase = AEAD_PHASE_TEXT;
     a->aad_buffered = 0;
-    if (!enc && len > 0 && (out == in || chacha20_partially_overlapping(out, in, len))) {
+    if (!enc && len > 0 && (out == in || chacha20_partially_overlapping(out, in, len)) &&
+        !(out == in && chapoly_open_rows(&k->shapes, len, aadlen))) { /* that one hashes first */
         _Alignas(64) uint8_t s[AEAD_STAGE_MAX];
 
         if (len > sizeof(s)) { /* the key block alone (no text: any buffer will do) */
@@ -241,6 +242,17 @@ static inline size_t aead_fill(const chapoly_aead_msg *a, size_t len)
 }
 
 /*
+ * Opening a first update the level opens with its key block beside
+ * (shapes.open_rows) that is, as far as the last message says, the whole
+ * text: through aead_first, not keystream made ahead.
+ */
+static inline int aead_open_first(const chapoly_aead_msg *a, size_t len, int enc)
+{
+    return !enc && chapoly_open_rows(&a->k->shapes, len, a->aad_buffered) && a->len_last != 0 &&
+           a->len_last <= len;
+}
+
+/*
  * The one text loop. aad: the whole AAD if the key block is not made yet.
  * ahead: more text may follow (streaming); exact batches once updates are
  * big or nothing follows.
@@ -259,7 +271,8 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
     while (len > 0 || a->phase == AEAD_PHASE_KEY) {
         size_t n = a->ks_len - a->batch_used;
 
-        if (a->phase == AEAD_PHASE_KEY && ahead && len <= AEAD_FILL_MAX) { /* 2 blocks or a batch */
+        if (a->phase == AEAD_PHASE_KEY && ahead && len <= AEAD_FILL_MAX &&
+            !aead_open_first(a, len, enc)) { /* 2 blocks or a batch */
             aead_key_ahead(a, len <= BLOCK ? BLOCK : aead_fill(a, len), 1);
             continue;
         } else if (a->phase == AEAD_PHASE_KEY) {
@@ -460,7 +473,7 @@ void chapoly_aead_aad(chapoly_aead *a, const uint8_t *aad, size_t len)
 __attribute__((noinline)) static void aead_text_streaming(chapoly_aead_msg *a, uint8_t *out,
                                                           const uint8_t *in, size_t len, int enc)
 {
-    if (a->phase == AEAD_PHASE_KEY && len <= AEAD_FILL_MAX) {
+    if (a->phase == AEAD_PHASE_KEY && len <= AEAD_FILL_MAX && !aead_open_first(a, len, enc)) {
         /* aead_text's first turns for a short first update: the key block's call, then the XOR */
         aead_key_ahead(a, len <= BLOCK ? BLOCK : aead_fill(a, len), 1);
         chacha20_xor_keystream(out, in, KS(a), CT(a), len, enc);

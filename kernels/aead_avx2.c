@@ -343,6 +343,35 @@ static void short_tail(const chapoly_kernels *kt, uint8_t *out, const uint8_t *i
     }
 }
 
+/*
+ * shapes.open_rows (chapoly_open_rows): opening a short first text, the
+ * key block in general registers, then the hash of the AAD and of the
+ * ciphertext's hash_len bytes beside the text's row sets
+ * (chacha20_rows_keyed_avx2): the ciphertext is there from the start, so
+ * only the key block's rounds stand before the hash, not all of them.
+ */
+static void open_rows(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
+                      size_t hash_len, const uint8_t *aad, size_t aadlen, const uint32_t key[8],
+                      const uint32_t ctr_nonce[4], poly1305_state *st)
+{
+    _Alignas(32) uint8_t kb[64];
+    _Alignas(16) uint8_t ab[CHAPOLY_OPEN_ROWS_AAD + 16];
+    uint64_t h[3], *p = st->priv;
+    size_t na = chapoly_aead_pad16(ab, aadlen) / 16;
+
+    if (aadlen > 0)
+        memcpy(ab, aad, aadlen);
+    chacha20_rows_keyed_avx2(kb, out, in, len, key, ctr_nonce, h, ab, na, in, hash_len / 16);
+    kt->poly1305_init(kt, st, kb);
+    st->buflen = 0;
+    put64(p + W_H, h[0]);
+    put64(p + W_H + 1, h[1]);
+    put64(p + W_H + 2, h[2]);
+    put64(p + W_SCALAR, na + hash_len / 16);
+    chapoly_wipe(kb, sizeof(kb));
+    chapoly_wipe(h, sizeof(h));
+}
+
 void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in,
                               size_t len, size_t hash_len, const uint8_t *aad, size_t aadlen,
                               const uint32_t key[8], const uint32_t ctr_nonce[4],
@@ -352,6 +381,10 @@ void aead_first_xor_hash_avx2(const chapoly_kernels *kt, uint8_t *out, const uin
     uint32_t cn[4] = { ctr_nonce[0] + 8, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3] };
     size_t r = len % 512;
 
+    if (!enc && chapoly_open_rows(&kt->shapes, len, aadlen)) {
+        open_rows(kt, out, in, len, hash_len, aad, aadlen, key, ctr_nonce, st);
+        return;
+    }
     if (len > AEAD_HEAD && len - AEAD_HEAD <= SHORT_ROWS_MAX && len - AEAD_HEAD <= kt->shapes.short_rows) {
         short_tail(kt, out, in, len, hash_len, aad, aadlen, key, ctr_nonce, st, enc);
         return;

@@ -371,6 +371,13 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
  * (a dependent vector op is slow there, and the integer ports are idle
  * beside the sets: a third set cost more).
  *
+ * keyed (opening, chacha20_rows_keyed_avx2): the block in general
+ * registers is the key block (ctr_nonce[0], raw to kb) and the sets are
+ * the text from the next counter. Its double rounds go two to each of
+ * the sets' first five, so it is done at half time; then r from it keys
+ * the hash of nblk blocks at m (the padded AAD) and n2 at m2 (the
+ * ciphertext), from zero, in slots after each half round of the last five.
+ *
  * Out of line: the compiler spills part of three sets' state (or the
  * scalar block's), and the feed-forward inputs; the caller scrubs this
  * frame (sized per shape, chacha20_rows_short_avx2).
@@ -390,29 +397,61 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
         a = ADD8(a, b); d = XOR8(d, a); SHUF_MEM(d, rot_tbl[1]);            \
         c = ADD8(c, d); b = XOR8(b, c); b = ROLS8(b, 7);                    \
     } while (0)
-CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *key_block,
-                                    uint8_t *out, const uint8_t *in, size_t len,
-                                    const uint32_t key_words[8], const uint32_t ctr_nonce[4],
-                                    uint64_t h[3], const uint64_t kw[3], const uint8_t *m,
-                                    size_t nblk)
+CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, const int keyed,
+                                    uint8_t *key_block, uint8_t *out, const uint8_t *in,
+                                    size_t len, const uint32_t key_words[8],
+                                    const uint32_t ctr_nonce[4], uint64_t h[3],
+                                    const uint64_t *kw, const uint8_t *m, size_t nblk,
+                                    const uint8_t *m2, size_t n2)
 {
     const uint32_t *key = key_words;
-    /* scalar: one more block (counter + 2 sets) in general registers */
+    /* keyed: the sets from the block after ctr_nonce[0], the scalar block is block 0 */
+    const uint32_t first = keyed ? 1 : 0, sc_ctr = keyed ? 0 : 2 * (uint32_t)sets;
+    /* scalar: one more block (counter + 2 sets; keyed: the key block) in general registers */
     uint32_t x0 = SIGMA0, x1 = SIGMA1, x2 = SIGMA2, x3 = SIGMA3, x4 = key[0], x5 = key[1],
              x6 = key[2], x7 = key[3], x8 = key[4], x9 = key[5], x10 = key[6], x11 = key[7],
-             x12 = ctr_nonce[0] + 2 * (uint32_t)sets, x13 = ctr_nonce[1], x14 = ctr_nonce[2],
+             x12 = ctr_nonce[0] + sc_ctr, x13 = ctr_nonce[1], x14 = ctr_nonce[2],
              x15 = ctr_nonce[3];
     const __m256i a0 = rows_sigma_ymm();
-    const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
+    const __m256i d0 = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(first));
+    uint64_t kr[3]; /* keyed: r0 r1 s1 from the scalar key block */
     __m256i a = a0, b = ROW_BCAST_YMM(key), c = ROW_BCAST_YMM(key + 4), d = d0;
     __m256i a1 = a, b1 = b, c1 = c, d1 = ADD8(d0, ROWS_STEP_YMM(2));
     __m256i a2 = a, b2 = b, c2 = c, d2 = ADD8(d0, ROWS_STEP_YMM(4));
     sc_hash hh = { 0, 0, 0 };
-    /* blocks per double round, nblk / 10 rounded up, without a division */
-    size_t per = ((nblk + 9) * 6554) >> 16;
+    /*
+     * Blocks per slot, (nblk + n2) / 10 rounded up, without a division:
+     * a slot a double round, keyed two a double round in the last five.
+     */
+    size_t per = ((nblk + n2 + 9) * 6554) >> 16;
 
-    if (nblk > 0)
+    if (nblk > 0 && !keyed)
         hh.h0 = h[0], hh.h1 = h[1], hh.h2 = h[2];
+/*
+ * per blocks of the hash (at most what is left): from m; keyed, m then m2
+ * (one asm site for both)
+ */
+#define HASH_SLOT()                                                         \
+    do {                                                                    \
+        size_t q_ = per;                                                    \
+        while (keyed && q_ > 0 && nblk + n2 > 0) {                          \
+            if (nblk == 0) {                                                \
+                m = m2, nblk = n2;                                          \
+                n2 = 0;                                                     \
+            }                                                               \
+            size_t t_ = q_ < nblk ? q_ : nblk;                              \
+            hh = sc_blocks_reg(hh, kw, m, t_, 1);                           \
+            m += 16 * t_;                                                   \
+            nblk -= t_;                                                     \
+            q_ -= t_;                                                       \
+        }                                                                   \
+        q_ = q_ < nblk ? q_ : nblk;                                         \
+        if (!keyed && q_ > 0) { /* the asm chain: hash and temporaries in general registers */ \
+            hh = sc_blocks_reg(hh, kw, m, q_, 1);                           \
+            m += 16 * q_;                                                   \
+            nblk -= q_;                                                     \
+        }                                                                   \
+    } while (0)
 /* A quarter round of every set, then each set's rotation (DIAG_YMM or UNDIAG_YMM). */
 #define SETS_HALF_ROUND(ROTATE)                                             \
     do {                                                                    \
@@ -427,40 +466,81 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *k
         if (sets > 2)                                                       \
             ROTATE(a2, c2, d2);                                             \
     } while (0)
-    for (int i = 0; i < 10; i++) {
-        SETS_HALF_ROUND(DIAG_YMM);
-        if (scalar) {
-            CHAPOLY_QR32(x0, x4, x8, x12);
-            CHAPOLY_QR32(x1, x5, x9, x13);
-            CHAPOLY_QR32(x2, x6, x10, x14);
-            CHAPOLY_QR32(x3, x7, x11, x15);
+#define SCALAR_COLUMNS()                                                    \
+    do {                                                                    \
+        CHAPOLY_QR32(x0, x4, x8, x12);                                      \
+        CHAPOLY_QR32(x1, x5, x9, x13);                                      \
+        CHAPOLY_QR32(x2, x6, x10, x14);                                     \
+        CHAPOLY_QR32(x3, x7, x11, x15);                                     \
+    } while (0)
+#define SCALAR_DIAGONALS()                                                  \
+    do {                                                                    \
+        CHAPOLY_QR32(x0, x5, x10, x15);                                     \
+        CHAPOLY_QR32(x1, x6, x11, x12);                                     \
+        CHAPOLY_QR32(x2, x7, x8, x13);                                      \
+        CHAPOLY_QR32(x3, x4, x9, x14);                                      \
+    } while (0)
+    if (keyed) {
+        /*
+         * The key block's double rounds two to each of the sets' first
+         * five (a dependent scalar op is the faster here), then its r and
+         * s, and the hash in the last five, a slot after each half round
+         * (10 slots of per blocks: every block).
+         */
+        for (int i = 0; i < 5; i++) {
+            SETS_HALF_ROUND(DIAG_YMM);
+            SCALAR_COLUMNS();
+            SCALAR_DIAGONALS();
+            SETS_HALF_ROUND(UNDIAG_YMM);
+            SCALAR_COLUMNS();
+            SCALAR_DIAGONALS();
         }
-        size_t q = per < nblk ? per : nblk;
+        uint64_t w0 = (uint64_t)(x0 + SIGMA0) | (uint64_t)(x1 + SIGMA1) << 32;
+        uint64_t w1 = (uint64_t)(x2 + SIGMA2) | (uint64_t)(x3 + SIGMA3) << 32;
 
-        if (q > 0) { /* the asm chain: hash and temporaries in general registers */
-            hh = sc_blocks_reg(hh, kw, m, q, 1);
-            m += 16 * q;
-            nblk -= q;
+        kr[0] = w0 & 0x0ffffffc0fffffffULL;
+        kr[1] = w1 & 0x0ffffffc0ffffffcULL;
+        kr[2] = kr[1] + (kr[1] >> 2);
+        store64_le(key_block, w0);
+        store64_le(key_block + 8, w1);
+        store64_le(key_block + 16, (uint64_t)(x4 + key[0]) | (uint64_t)(x5 + key[1]) << 32);
+        store64_le(key_block + 24, (uint64_t)(x6 + key[2]) | (uint64_t)(x7 + key[3]) << 32);
+        store64_le(key_block + 32, (uint64_t)(x8 + key[4]) | (uint64_t)(x9 + key[5]) << 32);
+        store64_le(key_block + 40, (uint64_t)(x10 + key[6]) | (uint64_t)(x11 + key[7]) << 32);
+        store64_le(key_block + 48, (uint64_t)(x12 + ctr_nonce[0]) | (uint64_t)(x13 + ctr_nonce[1]) << 32);
+        store64_le(key_block + 56, (uint64_t)(x14 + ctr_nonce[2]) | (uint64_t)(x15 + ctr_nonce[3]) << 32);
+        kw = kr;
+        for (int i = 5; i < 10; i++) {
+            SETS_HALF_ROUND(DIAG_YMM);
+            HASH_SLOT();
+            SETS_HALF_ROUND(UNDIAG_YMM);
+            HASH_SLOT();
         }
-        SETS_HALF_ROUND(UNDIAG_YMM);
-        if (scalar) {
-            CHAPOLY_QR32(x0, x5, x10, x15);
-            CHAPOLY_QR32(x1, x6, x11, x12);
-            CHAPOLY_QR32(x2, x7, x8, x13);
-            CHAPOLY_QR32(x3, x4, x9, x14);
+    } else {
+        for (int i = 0; i < 10; i++) {
+            SETS_HALF_ROUND(DIAG_YMM);
+            if (scalar)
+                SCALAR_COLUMNS();
+            HASH_SLOT();
+            SETS_HALF_ROUND(UNDIAG_YMM);
+            if (scalar)
+                SCALAR_DIAGONALS();
         }
     }
 #undef SETS_HALF_ROUND
-    if (per > 0) {
+#undef SCALAR_COLUMNS
+#undef SCALAR_DIAGONALS
+#undef HASH_SLOT
+    if (per > 0 || keyed) {
         h[0] = hh.h0, h[1] = hh.h1, h[2] = hh.h2;
     }
     OPAQUE_PTR(key); /* key rows re-read, not kept live */
     const __m256i kb0 = ROW_BCAST_YMM(key), kb1 = ROW_BCAST_YMM(key + 4);
-    const __m256i dd = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(0));
+    const __m256i dd = ADD8(ROW_BCAST_YMM(ctr_nonce), ROWS_CTR_YMM(first));
     uint8_t *o = out;
     const uint8_t *x = in;
 
-    if (key_block != NULL) { /* block 0 is the key block: the text is blocks 1.. */
+    if (key_block != NULL && !keyed) { /* block 0 is the key block: the text is blocks 1.. */
         o = (uint8_t *)((uintptr_t)out - 64);
         x = (const uint8_t *)((uintptr_t)in - 64);
         len += 64;
@@ -469,7 +549,7 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *k
     b = ADD8(b, kb0);
     c = ADD8(c, kb1);
     d = ADD8(d, dd);
-    if (key_block != NULL)
+    if (key_block != NULL && !keyed)
         ROWS_STORE_YMM(KEY_BLOCK_PART, a, b, c, d, 0, o, x, len);
     else
         ROWS_STORE_YMM(xor_block_part, a, b, c, d, 0, o, x, len);
@@ -487,7 +567,7 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *k
     if (sets > 2)
         SET_FEED_STORE(a2, b2, c2, d2, 2);
 #undef SET_FEED_STORE
-    if (scalar) { /* block 2 sets, fed forward, from registers */
+    if (scalar && !keyed) { /* block 2 sets, fed forward, from registers */
         __m256i lo = _mm256_setr_epi32((int)(x0 + SIGMA0), (int)(x1 + SIGMA1), (int)(x2 + SIGMA2),
                                        (int)(x3 + SIGMA3), (int)(x4 + key[0]), (int)(x5 + key[1]),
                                        (int)(x6 + key[2]), (int)(x7 + key[3]));
@@ -507,13 +587,26 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, uint8_t *k
         const uint32_t ctr_nonce[4], uint64_t h[3], const uint64_t k[3], const uint8_t *m,   \
         size_t nblk)                                                                         \
     {                                                                                        \
-        rows_short_body(n, sc, kb, out, in, len, key, ctr_nonce, h, k, m, nblk);             \
+        rows_short_body(n, sc, 0, kb, out, in, len, key, ctr_nonce, h, k, m, nblk, NULL, 0);  \
     }
 ROWS_SHORT_FN(rows_short1, 1, 0)
 ROWS_SHORT_FN(rows_short2, 2, 0)
 ROWS_SHORT_FN(rows_short3, 3, 0)
 ROWS_SHORT_FN(rows_short1s, 1, 1)
 ROWS_SHORT_FN(rows_short2s, 2, 1)
+
+/* keyed: the key block in general registers, then the hash of m and m2 beside the sets */
+#define ROWS_KEYED_FN(name, n)                                                               \
+    static __attribute__((noinline)) void name(                                              \
+        uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len, const uint32_t key[8],  \
+        const uint32_t ctr_nonce[4], uint64_t h[3], const uint8_t *m, size_t nblk,           \
+        const uint8_t *m2, size_t n2)                                                        \
+    {                                                                                        \
+        rows_short_body(n, 1, 1, kb, out, in, len, key, ctr_nonce, h, NULL, m, nblk, m2, n2); \
+    }
+ROWS_KEYED_FN(rows_keyed1, 1)
+ROWS_KEYED_FN(rows_keyed2, 2)
+ROWS_KEYED_FN(rows_keyed3, 3)
 
 CHAPOLY_DEFINE_SCRUB(scrub_stack_1k, 1024)
 
@@ -544,6 +637,32 @@ void chacha20_rows_short_avx2(uint8_t *kb, uint8_t *out, const uint8_t *in, size
         scrub_stack_512();
     } else {
         rows_short3(kb, out, in, len, key, ctr_nonce, h, k, m, nblk);
+        scrub_stack_1k();
+    }
+}
+
+/*
+ * Opening a short first text (kernels_impl.h): the key block in general
+ * registers, its double rounds two to each of the text's row sets' first
+ * five, then the MAC's r from it and the hash of the AAD blocks (m, nblk)
+ * and the ciphertext's (m2, n2) beside the sets' last five (a dependent
+ * vector op costs about twice a scalar one on the CPUs whose profile says
+ * "chacha-one=scalar"). Every block is hashed before the text is written
+ * (m2 may be in, in place). The frames: as the short shapes' (three sets
+ * spill rows).
+ */
+void chacha20_rows_keyed_avx2(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key[8], const uint32_t ctr_nonce[4], uint64_t h[3],
+                              const uint8_t *m, size_t nblk, const uint8_t *m2, size_t n2)
+{
+    if (len <= 128) {
+        rows_keyed1(kb, out, in, len, key, ctr_nonce, h, m, nblk, m2, n2);
+        scrub_stack_512();
+    } else if (len <= 256) {
+        rows_keyed2(kb, out, in, len, key, ctr_nonce, h, m, nblk, m2, n2);
+        scrub_stack_512();
+    } else {
+        rows_keyed3(kb, out, in, len, key, ctr_nonce, h, m, nblk, m2, n2);
         scrub_stack_1k();
     }
 }

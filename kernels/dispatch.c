@@ -352,6 +352,18 @@ static void apply_choices(chapoly_kernels *t, const struct level *l)
      * hashes them in pairs of 8-lane batches, so with both "aead=stitched"
      * and "chacha-pairs" (16 blocks a call), else the composition.
      */
+    /*
+     * Opening a short first text with the key block in general registers
+     * (the level's table says how long): where a lone block goes there
+     * ("chacha-one=scalar") and the first text is the level's own
+     * ("aead=stitched"), up to "short-rows".
+     */
+    if (!(l->uses & U_AEAD) || !s->aead_stitched || s->one_block_rows)
+        s->open_rows = 0;
+    else if (s->open_rows > s->short_rows)
+        s->open_rows = s->short_rows;
+    if (s->open_rows > 384) /* three row sets */
+        s->open_rows = 384;
     s->multi_stitch = 0;
     if (t->chacha20_multi_blocks_hash != chapoly_generic_multi_blocks_hash &&
         (l->uses & U_AEAD) && s->aead_stitched && s->chacha_pairs_min != 0)

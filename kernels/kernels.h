@@ -218,6 +218,17 @@ typedef struct chapoly_shapes {
      * (dispatch.c).
      */
     uint32_t multi_stitch;
+    /*
+     * Opening, a first text of CHAPOLY_OPEN_ROWS_MIN up to this many bytes
+     * (at most 384) with at most CHAPOLY_OPEN_ROWS_AAD bytes of AAD
+     * (chapoly_open_rows) runs the key block in general registers and the
+     * hash of the AAD and ciphertext beside the text's row sets, every
+     * block hashed before any is written, so out == in is allowed (0: no
+     * such text; the core then makes a short first update's keystream
+     * ahead). Follows from "aead", "chacha-one" and "short-rows"
+     * (dispatch.c).
+     */
+    uint32_t open_rows;
 } chapoly_shapes;
 
 /*
@@ -469,6 +480,14 @@ static inline void chapoly_poly1305_padded(const chapoly_kernels *k, poly1305_st
  * st keyed from block 0 of the message's keystream (its first 32 bytes: r
  * and s), then the AAD hashed zero-padded. The caller wipes key_block.
  */
+/* Opening a first text of len bytes after aadlen of AAD: shapes.open_rows' form. */
+#define CHAPOLY_OPEN_ROWS_MIN 128
+#define CHAPOLY_OPEN_ROWS_AAD 64
+static inline int chapoly_open_rows(const chapoly_shapes *s, size_t len, size_t aadlen)
+{
+    return len >= CHAPOLY_OPEN_ROWS_MIN && len <= s->open_rows && aadlen <= CHAPOLY_OPEN_ROWS_AAD;
+}
+
 static inline void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state *st,
                                         const uint8_t key_block[64], const uint8_t *aad,
                                         size_t aadlen)

@@ -196,6 +196,15 @@ void chacha20_rows_short_avx2(uint8_t *kb, uint8_t *out, const uint8_t *in, size
                               const uint32_t key[8], const uint32_t ctr_nonce[4], uint64_t h[3],
                               const uint64_t k[3], const uint8_t *m, size_t nblk, int beside);
 /*
+ * Opening a first text of 1..384 bytes (chacha20_avx2.c; scrubs its frame):
+ * the key block at ctr_nonce[0] in general registers, raw to kb, the text from the next block in 1..3 row sets, and h (from
+ * zero, key r from kb) over nblk blocks at m then n2 at m2, all hashed
+ * before the text is written.
+ */
+void chacha20_rows_keyed_avx2(uint8_t kb[64], uint8_t *out, const uint8_t *in, size_t len,
+                              const uint32_t key[8], const uint32_t ctr_nonce[4], uint64_t h[3],
+                              const uint8_t *m, size_t nblk, const uint8_t *m2, size_t n2);
+/*
  * One block (0 <= len <= 64, counter ctr_nonce[0]) as one xmm row set (VEX,
  * vpshufb and shift rotates, register tail): the "chacha-one=rows" form of a
  * lone block at the avx2 level.

@@ -310,6 +310,20 @@ int main(int argc, char **argv)
         hchacha_checks(k, p);
         poly_checks(k, p);
         aead_checks(k, p);
+        /*
+         * The stitched AEAD and the scalar lone block (with both, the avx2
+         * level's open_rows) whatever the CPU's profile chose: valgrind's
+         * CPU has none.
+         */
+        chapoly_kernels forced;
+
+        chapoly_kernels_build(&forced, k->name, "aead=stitched chacha-one=scalar", NULL, NULL);
+        if (forced.shapes.aead_stitched != k->shapes.aead_stitched ||
+            forced.shapes.one_block_rows != k->shapes.one_block_rows) {
+            printf("level %s: checking with aead=stitched chacha-one=scalar\n", k->name);
+            chacha_checks(&forced, p);
+            aead_checks(&forced, p);
+        }
         ran++;
     }
     if (ran == 0) {

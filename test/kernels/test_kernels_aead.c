@@ -354,8 +354,8 @@ static void first_xor_hash_case(const chapoly_kernels *k, size_t aadlen, size_t 
     const uint8_t *src = pool_at(len), *aad = pool_at(aadlen), *postfix_data = pool_at(post);
     poly1305_state rs_, ks_;
 
-    if (!enc)
-        inplace = 0; /* the contract: opening, out and in share no byte */
+    if (!enc && !chapoly_open_rows(&k->shapes, len, aadlen))
+        inplace = 0; /* the contract: opening, out and in share no byte (but open_rows' texts) */
     rnd_bytes(key, 32);
     chapoly_load_key(kw, key);
     ctr_nonce[0] = pick_counter(i);
@@ -428,6 +428,25 @@ void first_xor_hash_diff(const chapoly_kernels *k)
             first_xor_hash_case(k, aad, len, hash_len, 16 * (i % 3), (int)(i & 1),
                                 (int)(i % 4 == 1), i);
         }
+    /*
+     * Opening with the key block beside the text's row sets ("open_rows",
+     * where the level has it: "aead=stitched chacha-one=scalar" forced, so
+     * that every CPU runs it): every length to 400 (the form takes 128 up
+     * to short-rows), each with four or five AAD lengths up to 64 and 65,
+     * in place and not, a random hash length, so its limits and the forms
+     * on either side are crossed.
+     */
+    chapoly_kernels forced;
+
+    chapoly_kernels_build(&forced, k->name, "aead=stitched chacha-one=scalar", NULL, NULL);
+    if (forced.shapes.open_rows != 0)
+        for (size_t len = 0; len <= 400; len++)
+            for (size_t aad = len % 16; aad <= 65; aad += 16, i++) {
+                size_t hash_len = (i & 1) ? len & ~(size_t)63 : 16 * rnd_below(len / 16 + 1);
+
+                first_xor_hash_case(&forced, aad + (aad == 64 && (len & 1)), len, hash_len,
+                                    16 * (i % 3), 0, (int)((i >> 1) & 1), i);
+            }
     /* shorter hashes, long AAD, long texts */
     for (size_t j = 0; j < 60; j++, i++) {
         size_t len = 449 + rnd_below(20000);
