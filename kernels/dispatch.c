@@ -356,12 +356,13 @@ static void apply_choices(chapoly_kernels *t, const struct level *l)
      * Opening a short first text with the key block in general registers
      * (the level's table says how long): where a lone block goes there
      * ("chacha-one=scalar") and the first text is the level's own
-     * ("aead=stitched"), up to "short-rows".
+     * ("aead=stitched"), in the row sets "short-rows" allows (the key block
+     * not among them: 64 bytes more of text), at most three.
      */
-    if (!(l->uses & U_AEAD) || !s->aead_stitched || s->one_block_rows)
+    if (!(l->uses & U_AEAD) || !s->aead_stitched || s->one_block_rows || s->short_rows == 0)
         s->open_rows = 0;
-    else if (s->open_rows > s->short_rows)
-        s->open_rows = s->short_rows;
+    else if (s->open_rows > s->short_rows + 64)
+        s->open_rows = s->short_rows + 64;
     if (s->open_rows > 384) /* three row sets */
         s->open_rows = 384;
     s->multi_stitch = 0;

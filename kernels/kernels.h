@@ -225,8 +225,8 @@ typedef struct chapoly_shapes {
      * hash of the AAD and ciphertext beside the text's row sets, every
      * block hashed before any is written, so out == in is allowed (0: no
      * such text; the core then makes a short first update's keystream
-     * ahead). Follows from "aead", "chacha-one" and "short-rows"
-     * (dispatch.c).
+     * ahead). Follows from "aead", "chacha-one" and "short-rows" (the
+     * same row sets: short-rows + 64; dispatch.c).
      */
     uint32_t open_rows;
 } chapoly_shapes;
