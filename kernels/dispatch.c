@@ -93,6 +93,7 @@ static const struct shape {
     SIZE("poly-prefix", poly_prefix),
     SIZE("poly-mac", poly_mac_min),
     SIZE("short-rows", short_rows),
+    SIZE("open-rows", open_rows),
 #undef CHOICE
 #undef SIZE
 };
@@ -121,7 +122,7 @@ static void shape_set(chapoly_shapes *s, const struct shape *d, unsigned v)
 enum {
     U_ONE = 1u << 0, U_AEAD = 1u << 1, U_PAIRS = 1u << 2, U_PVEC = 1u << 3,
     U_PVEC2 = 1u << 4, U_PPREFIX = 1u << 5, U_PMAC = 1u << 6, U_SHORT = 1u << 7,
-    U_LAST = U_SHORT,
+    U_OPEN = 1u << 8, U_LAST = U_OPEN,
     /* the lanes Poly1305 of AVX2 and IFMA (poly1305_avx2.c, poly1305_avx512ifma.c) */
     U_POLY = U_PVEC | U_PPREFIX | U_PMAC
 };
@@ -143,7 +144,8 @@ static const struct level {
 } levels[] = {
     { &chapoly_kernels_portable_table, 0, 0, 0, CHAPOLY_SERVE_XCHACHA, 0 },
 #ifdef CHAPOLY_HAVE_AVX2
-    { &chapoly_kernels_avx2, NEED_AVX2, U_ONE | U_AEAD | U_PAIRS | U_POLY | U_SHORT, 4, CHAPOLY_SERVE_ALL, 0 },
+    { &chapoly_kernels_avx2, NEED_AVX2, U_ONE | U_AEAD | U_PAIRS | U_POLY | U_SHORT | U_OPEN, 4,
+      CHAPOLY_SERVE_ALL, 0 },
 #endif
 #ifdef CHAPOLY_HAVE_AVX512
     /* AVX-512 cores that keep to ymm; OpenSSL's Poly1305 there is AVX2 as well */
@@ -353,18 +355,15 @@ static void apply_choices(chapoly_kernels *t, const struct level *l)
      * and "chacha-pairs" (16 blocks a call), else the composition.
      */
     /*
-     * Opening a short first text with the key block in general registers
-     * (the level's table says how long): where a lone block goes there
-     * ("chacha-one=scalar") and the first text is the level's own
-     * ("aead=stitched"), in the row sets "short-rows" allows (the key block
-     * not among them: 64 bytes more of text), at most three.
+     * "open-rows" (opening a short first text with the key block in general
+     * registers) where the first text is the level's own ("aead=stitched"),
+     * in the row sets "short-rows" allows (the key block not among them: 64
+     * bytes more of text; chapoly_open_rows caps it at three sets).
      */
-    if (!(l->uses & U_AEAD) || !s->aead_stitched || s->one_block_rows || s->short_rows == 0)
+    if (!(l->uses & U_OPEN) || !s->aead_stitched || s->short_rows == 0)
         s->open_rows = 0;
     else if (s->open_rows > s->short_rows + 64)
         s->open_rows = s->short_rows + 64;
-    if (s->open_rows > 384) /* three row sets */
-        s->open_rows = 384;
     s->multi_stitch = 0;
     if (t->chacha20_multi_blocks_hash != chapoly_generic_multi_blocks_hash &&
         (l->uses & U_AEAD) && s->aead_stitched && s->chacha_pairs_min != 0)

@@ -219,14 +219,14 @@ typedef struct chapoly_shapes {
      */
     uint32_t multi_stitch;
     /*
-     * Opening, a first text of CHAPOLY_OPEN_ROWS_MIN up to this many bytes
-     * (at most 384) with at most CHAPOLY_OPEN_ROWS_AAD bytes of AAD
+     * open-rows: opening, a first text of CHAPOLY_OPEN_ROWS_MIN up to this
+     * many bytes (at most CHAPOLY_OPEN_ROWS_MAX, and short-rows + 64: the
+     * same row sets) with at most CHAPOLY_OPEN_ROWS_AAD bytes of AAD
      * (chapoly_open_rows) runs the key block in general registers and the
      * hash of the AAD and ciphertext beside the text's row sets, every
      * block hashed before any is written, so out == in is allowed (0: no
      * such text; the core then makes a short first update's keystream
-     * ahead). Follows from "aead", "chacha-one" and "short-rows" (the
-     * same row sets: short-rows + 64; dispatch.c).
+     * ahead). Only with "aead=stitched" (dispatch.c).
      */
     uint32_t open_rows;
 } chapoly_shapes;
@@ -482,10 +482,12 @@ static inline void chapoly_poly1305_padded(const chapoly_kernels *k, poly1305_st
  */
 /* Opening a first text of len bytes after aadlen of AAD: shapes.open_rows' form. */
 #define CHAPOLY_OPEN_ROWS_MIN 128
+#define CHAPOLY_OPEN_ROWS_MAX 384 /* three row sets */
 #define CHAPOLY_OPEN_ROWS_AAD 64
 static inline int chapoly_open_rows(const chapoly_shapes *s, size_t len, size_t aadlen)
 {
-    return len >= CHAPOLY_OPEN_ROWS_MIN && len <= s->open_rows && aadlen <= CHAPOLY_OPEN_ROWS_AAD;
+    return len >= CHAPOLY_OPEN_ROWS_MIN && len <= s->open_rows && len <= CHAPOLY_OPEN_ROWS_MAX &&
+           aadlen <= CHAPOLY_OPEN_ROWS_AAD;
 }
 
 static inline void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state *st,

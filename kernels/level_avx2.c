@@ -28,7 +28,7 @@
 const chapoly_kernels chapoly_kernels_avx2 = {
     .name = CHAPOLY_LEVEL_AVX2,
     .features = "AVX2 BMI2",
-    .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 0, .short_rows = 320, .open_rows = 384,
+    .shapes = { .one_block_rows = 1, .aead_stitched = 0, .chacha_pairs_min = 0, .short_rows = 320, .open_rows = 0,
                 .aead_chunk = 0, CHAPOLY_AVX2_POLY_SHAPES, .first_max = 1984, .chacha_batch = 512,
                 .stream_min = 512, .stream_fill = 1, .span_pre = 512 },
     .chacha20_xor = chacha20_xor_avx2,

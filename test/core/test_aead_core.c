@@ -280,7 +280,7 @@ static void stream_diff(const chapoly_kernels *k)
  * last: the core then takes a short first update through aead_first
  * (open_rows: the key block beside the text's row sets, in place allowed)
  * instead of keystream made ahead. The level with "aead=stitched
- * chacha-one=scalar" forced (where it has the form), so every CPU runs it:
+ * open-rows=384" forced (where it has the form), so every CPU runs it:
  * texts of 100..400 bytes (the form's limits and either side) as one update
  * then the rest in pieces, AAD 0..65 in one piece or two, in place and
  * not, every tenth a forged tag (refused).
@@ -291,7 +291,7 @@ static void open_rows_stream(const chapoly_kernels *k)
     uint8_t key[32], nonce[12], tag_ref[16], bad[16];
     chapoly_aead *a = state_alloc();
 
-    chapoly_kernels_build(&forced, k->name, "aead=stitched chacha-one=scalar", NULL, NULL);
+    chapoly_kernels_build(&forced, k->name, "aead=stitched open-rows=384", NULL, NULL);
     if (forced.shapes.open_rows == 0) {
         free(a);
         return;

@@ -317,10 +317,13 @@ int main(int argc, char **argv)
          */
         chapoly_kernels forced;
 
-        chapoly_kernels_build(&forced, k->name, "aead=stitched chacha-one=scalar", NULL, NULL);
+        chapoly_kernels_build(&forced, k->name, "aead=stitched chacha-one=scalar open-rows=384",
+                              NULL, NULL);
         if (forced.shapes.aead_stitched != k->shapes.aead_stitched ||
-            forced.shapes.one_block_rows != k->shapes.one_block_rows) {
-            printf("level %s: checking with aead=stitched chacha-one=scalar\n", k->name);
+            forced.shapes.one_block_rows != k->shapes.one_block_rows ||
+            forced.shapes.open_rows != k->shapes.open_rows) {
+            printf("level %s: checking with aead=stitched chacha-one=scalar open-rows=384\n",
+                   k->name);
             chacha_checks(&forced, p);
             aead_checks(&forced, p);
         }

@@ -429,8 +429,8 @@ void first_xor_hash_diff(const chapoly_kernels *k)
                                 (int)(i % 4 == 1), i);
         }
     /*
-     * Opening with the key block beside the text's row sets ("open_rows",
-     * where the level has it: "aead=stitched chacha-one=scalar" forced, so
+     * Opening with the key block beside the text's row sets ("open-rows",
+     * where the level has it: "aead=stitched open-rows=384" forced, so
      * that every CPU runs it): every length to 400 (the form takes 128 up
      * to short-rows), each with four or five AAD lengths up to 64 and 65,
      * in place and not, a random hash length, so its limits and the forms
@@ -438,7 +438,7 @@ void first_xor_hash_diff(const chapoly_kernels *k)
      */
     chapoly_kernels forced;
 
-    chapoly_kernels_build(&forced, k->name, "aead=stitched chacha-one=scalar", NULL, NULL);
+    chapoly_kernels_build(&forced, k->name, "aead=stitched open-rows=384", NULL, NULL);
     if (forced.shapes.open_rows != 0)
         for (size_t len = 0; len <= 400; len++)
             for (size_t aad = len % 16; aad <= 65; aad += 16, i++) {
