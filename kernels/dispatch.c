@@ -350,11 +350,6 @@ static void apply_choices(chapoly_kernels *t, const struct level *l)
         t->aead_first_xor_hash = chapoly_generic_first_xor_hash;
     }
     /*
-     * The batched AEAD's rows beside its ChaCha20: a level's own form
-     * hashes them in pairs of 8-lane batches, so with both "aead=stitched"
-     * and "chacha-pairs" (16 blocks a call), else the composition.
-     */
-    /*
      * "open-rows" (opening a short first text with the key block in general
      * registers) where the first text is the level's own ("aead=stitched"),
      * in the row sets "short-rows" allows (the key block not among them: 64
@@ -364,6 +359,11 @@ static void apply_choices(chapoly_kernels *t, const struct level *l)
         s->open_rows = 0;
     else if (s->open_rows > s->short_rows + 64)
         s->open_rows = s->short_rows + 64;
+    /*
+     * The batched AEAD's rows beside its ChaCha20: a level's own form
+     * hashes them in pairs of 8-lane batches, so with both "aead=stitched"
+     * and "chacha-pairs" (16 blocks a call), else the composition.
+     */
     s->multi_stitch = 0;
     if (t->chacha20_multi_blocks_hash != chapoly_generic_multi_blocks_hash &&
         (l->uses & U_AEAD) && s->aead_stitched && s->chacha_pairs_min != 0)

@@ -476,10 +476,6 @@ static inline void chapoly_poly1305_padded(const chapoly_kernels *k, poly1305_st
                                        ~(size_t)(POLY1305_BLOCK_BYTES - 1), 1);
 }
 
-/*
- * st keyed from block 0 of the message's keystream (its first 32 bytes: r
- * and s), then the AAD hashed zero-padded. The caller wipes key_block.
- */
 /* Opening a first text of len bytes after aadlen of AAD: shapes.open_rows' form. */
 #define CHAPOLY_OPEN_ROWS_MIN 128
 #define CHAPOLY_OPEN_ROWS_MAX 384 /* three row sets */
@@ -490,6 +486,10 @@ static inline int chapoly_open_rows(const chapoly_shapes *s, size_t len, size_t 
            aadlen <= CHAPOLY_OPEN_ROWS_AAD;
 }
 
+/*
+ * st keyed from block 0 of the message's keystream (its first 32 bytes: r
+ * and s), then the AAD hashed zero-padded. The caller wipes key_block.
+ */
 static inline void chapoly_aead_key_aad(const chapoly_kernels *k, poly1305_state *st,
                                         const uint8_t key_block[64], const uint8_t *aad,
                                         size_t aadlen)
