@@ -17,9 +17,9 @@
  * Poly1305 of several messages goes to the table's poly1305_multi_blocks
  * (at the SIMD levels the Horner chains of all short messages in one call):
  * each message's AAD end (chapoly_msg_aad_end: zero-padded) joined to its
- * first text's whole blocks in one row, and at finish each message's last
- * row (chapoly_msg_lengths: the text's last partial block, the pad, the
- * lengths).
+ * first text's whole blocks in one row. At finish each message's last row
+ * (chapoly_msg_lengths: the text's last partial block, the pad, the
+ * lengths) goes with its tag (poly1305_last).
  *
  * Secrets on the stack (the input states carry the key words, the
  * keystream buffer Poly1305 keys and keystream) are wiped before return.
@@ -395,14 +395,12 @@ void chapoly_batch_text(chapoly_batch *b, uint8_t *const out[], const uint8_t *c
 /*
  * Every message's last row (the text's last partial block, the pad, the
  * lengths; a message with no text gets its key block here, all of those
- * in one call) in one multi-message Poly1305 call, then the tags.
+ * in one call) and its tag in one poly1305_last call a message: a
+ * multi-message call for rows of a block or two cost more than it saved
+ * (docs/performance.md, "The pipeline's finish").
  */
 static BATCH_MANY void finish_many(chapoly_batch *b, uint8_t (*tags)[16])
 {
-    poly1305_state *st[CHAPOLY_BATCH_MAX];
-    const uint8_t *mac_in[CHAPOLY_BATCH_MAX];
-    size_t mac_len[CHAPOLY_BATCH_MAX];
-
     for (size_t i = 0; i < b->n; i++) {
         if (msg(b, i)->phase == AEAD_PHASE_KEY) {
             aad_keys(b, NULL);
@@ -411,14 +409,10 @@ static BATCH_MANY void finish_many(chapoly_batch *b, uint8_t (*tags)[16])
     }
     for (size_t i = 0; i < b->n; i++) {
         chapoly_aead_msg *m = msg(b, i);
+        size_t n = chapoly_msg_lengths(m);
 
-        st[i] = &m->poly;
-        mac_in[i] = chapoly_msg_ct(m);
-        mac_len[i] = chapoly_msg_lengths(m);
+        chapoly_msg_tag(m, chapoly_msg_ct(m), n, tags[i]);
     }
-    b->k->poly1305_multi_blocks(b->k, st, mac_in, mac_len, b->n);
-    for (size_t i = 0; i < b->n; i++)
-        chapoly_msg_tag(msg(b, i), NULL, 0, tags[i]);
     for (size_t i = 0; i < b->n; i++)
         chapoly_msg_clear(msg(b, i)); /* the key words: nothing of the message is left */
 }
