@@ -297,6 +297,7 @@ keyblock_columns(const chapoly_kernels *kt, uint8_t *key_block, uint8_t *out, co
  */
 CHAPOLY_DEFINE_SCRUB(scrub_stack_2k, 2048)
 CHAPOLY_DEFINE_SCRUB(scrub_stack_512, 512)
+CHAPOLY_DEFINE_SCRUB(scrub_stack_384, 384)
 
 void chacha20_xor_avx2(const chapoly_kernels *kt, uint8_t *out, const uint8_t *in, size_t len,
                        const uint32_t key[8], const uint32_t ctr_nonce[4])
@@ -382,6 +383,25 @@ keyblock_row2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len
  * scalar block's), and the feed-forward inputs; the caller scrubs this
  * frame (sized per shape, chacha20_rows_short_avx2).
  */
+/*
+ * A block in general registers (the words x0..x15 of the caller): its
+ * column and diagonal quarter rounds, for the rounds some shapes run
+ * beside their vector ones.
+ */
+#define SCALAR_COLUMNS()                                                    \
+    do {                                                                    \
+        CHAPOLY_QR32(x0, x4, x8, x12);                                      \
+        CHAPOLY_QR32(x1, x5, x9, x13);                                      \
+        CHAPOLY_QR32(x2, x6, x10, x14);                                     \
+        CHAPOLY_QR32(x3, x7, x11, x15);                                     \
+    } while (0)
+#define SCALAR_DIAGONALS()                                                  \
+    do {                                                                    \
+        CHAPOLY_QR32(x0, x5, x10, x15);                                     \
+        CHAPOLY_QR32(x1, x6, x11, x12);                                     \
+        CHAPOLY_QR32(x2, x7, x8, x13);                                      \
+        CHAPOLY_QR32(x3, x4, x9, x14);                                      \
+    } while (0)
 #define ROWS_STEP_YMM(n) _mm256_setr_epi32((n), 0, 0, 0, (n), 0, 0, 0)
 /*
  * The short shapes' quarter round: the vpshufb patterns as memory operands
@@ -466,20 +486,6 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, const int 
         if (sets > 2)                                                       \
             ROTATE(a2, c2, d2);                                             \
     } while (0)
-#define SCALAR_COLUMNS()                                                    \
-    do {                                                                    \
-        CHAPOLY_QR32(x0, x4, x8, x12);                                      \
-        CHAPOLY_QR32(x1, x5, x9, x13);                                      \
-        CHAPOLY_QR32(x2, x6, x10, x14);                                     \
-        CHAPOLY_QR32(x3, x7, x11, x15);                                     \
-    } while (0)
-#define SCALAR_DIAGONALS()                                                  \
-    do {                                                                    \
-        CHAPOLY_QR32(x0, x5, x10, x15);                                     \
-        CHAPOLY_QR32(x1, x6, x11, x12);                                     \
-        CHAPOLY_QR32(x2, x7, x8, x13);                                      \
-        CHAPOLY_QR32(x3, x4, x9, x14);                                      \
-    } while (0)
     if (keyed) {
         /*
          * The key block's double rounds two to each of the sets' first
@@ -528,8 +534,6 @@ CHAPOLY_INLINE void rows_short_body(const int sets, const int scalar, const int 
         }
     }
 #undef SETS_HALF_ROUND
-#undef SCALAR_COLUMNS
-#undef SCALAR_DIAGONALS
 #undef HASH_SLOT
     if (per > 0 || keyed) {
         h[0] = hh.h0, h[1] = hh.h1, h[2] = hh.h2;
@@ -667,6 +671,31 @@ void chacha20_rows_keyed_avx2(uint8_t kb[64], uint8_t *out, const uint8_t *in, s
     }
 }
 
+static void keyblock_split2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len,
+                            const uint32_t key_words[8], const uint32_t ctr_nonce[4]);
+
+/*
+ * 65..192 bytes (no short rows): one chacha20_xor over a stack buffer,
+ * wiped afterwards. Out of line, so that chacha20_keyblock_xor_avx2 keeps
+ * no frame of its own to lift its scrubs (CHAPOLY_DEFINE_SCRUB).
+ */
+static __attribute__((noinline)) void keyblock_buf(const chapoly_kernels *kt, uint8_t key_block[64],
+                                                   uint8_t *out, const uint8_t *in, size_t len,
+                                                   const uint32_t key[8],
+                                                   const uint32_t ctr_nonce[4])
+{
+    _Alignas(32) uint8_t buf[256];
+
+    memset(buf, 0, 64 + len);
+    if (len > 0)
+        memcpy(buf + 64, in, len);
+    chacha20_xor_avx2(kt, buf, buf, 64 + len, key, ctr_nonce);
+    memcpy(key_block, buf, 64);
+    if (len > 0)
+        memcpy(out, buf + 64, len);
+    chapoly_wipe(buf, 64 + len);
+}
+
 /*
  * The key block (raw keystream at ctr_nonce[0]) and len bytes of text from
  * the next counter on, in the shapes of one len + 64 byte call: from 5
@@ -688,20 +717,16 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
         scrub_stack_2k();
         return;
     }
+    if (len <= 64 && !kt->shapes.one_block_rows) { /* "chacha-one=scalar" */
+        keyblock_split2(key_block, out, in, len, key, ctr_nonce);
+        scrub_stack_384(); /* its frame and red zone, about 0x100 bytes (GCC 12) */
+        return;
+    }
     if (len <= 64) {
         keyblock_row2(key_block, out, in, len, key, ctr_nonce);
         return;
     }
-    _Alignas(32) uint8_t buf[256];
-
-    memset(buf, 0, 64 + len);
-    if (len > 0)
-        memcpy(buf + 64, in, len);
-    chacha20_xor_avx2(kt, buf, buf, 64 + len, key, ctr_nonce);
-    memcpy(key_block, buf, 64);
-    if (len > 0)
-        memcpy(out, buf + 64, len);
-    chapoly_wipe(buf, 64 + len);
+    keyblock_buf(kt, key_block, out, in, len, key, ctr_nonce);
 }
 
 /*
@@ -734,6 +759,92 @@ void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64]
         QR_ROW1(a, b, c, d);                                                         \
         UNDIAG_XMM(a, c, d);                                                         \
     } while (0)
+
+/*
+ * The same two blocks where the CPU profile says "chacha-one=scalar" (a
+ * dependent vector op costs about twice a scalar one there): the key block
+ * in general registers, its double rounds two to each of the first five of
+ * the text block's, which runs as one xmm row; then the text block's state
+ * moves to general registers for its last five double rounds. The key block
+ * is done at half time and the text block's second half runs at the scalar
+ * speed, so the two blocks take about three quarters of a row set's
+ * latency, for about four times the instructions (docs/performance.md).
+ * The row's quarter round is QR_ROW1, the scalar ones SCALAR_COLUMNS and
+ * SCALAR_DIAGONALS. The compiler spills part of the scalar state: the
+ * caller scrubs this frame.
+ */
+#define SPLIT2_DROUND()                                                     \
+    do {                                                                    \
+        SCALAR_COLUMNS();                                                   \
+        SCALAR_DIAGONALS();                                                 \
+    } while (0)
+#define SPLIT2_PUT(p, a, b, i, j) store64_le(p, (uint64_t)((a) + (i)) | (uint64_t)((b) + (j)) << 32)
+#define SPLIT2_W(a, b, i, j) (long long)((uint64_t)((a) + (i)) | (uint64_t)((b) + (j)) << 32)
+#define SPLIT2_ROW(w, x, y, z, i, j, k, l)                                  \
+    _mm_insert_epi64(_mm_cvtsi64_si128(SPLIT2_W(w, x, i, j)), SPLIT2_W(y, z, k, l), 1)
+static __attribute__((noinline)) void
+keyblock_split2(uint8_t key_block[64], uint8_t *out, const uint8_t *in, size_t len,
+                const uint32_t key_words[8], const uint32_t ctr_nonce[4])
+{
+    const uint32_t *key = key_words;
+    const __m128i r16 = _mm_setr_epi8(ROT16_BYTES);
+    const __m128i r8 = _mm_setr_epi8(ROT8_BYTES);
+    uint32_t x0 = SIGMA0, x1 = SIGMA1, x2 = SIGMA2, x3 = SIGMA3, x4 = key[0], x5 = key[1],
+             x6 = key[2], x7 = key[3], x8 = key[4], x9 = key[5], x10 = key[6], x11 = key[7],
+             x12 = ctr_nonce[0], x13 = ctr_nonce[1], x14 = ctr_nonce[2], x15 = ctr_nonce[3];
+    __m128i a = _mm_setr_epi32((int)SIGMA0, (int)SIGMA1, (int)SIGMA2, (int)SIGMA3);
+    __m128i b = _mm_loadu_si128((const __m128i *)key);
+    __m128i c = _mm_loadu_si128((const __m128i *)(key + 4));
+    __m128i d = _mm_add_epi32(_mm_loadu_si128((const __m128i *)ctr_nonce), _mm_setr_epi32(1, 0, 0, 0));
+#pragma GCC unroll 1
+    for (int i = 0; i < 5; i++) {
+        QR_ROW1(a, b, c, d);
+        DIAG_XMM(a, c, d);
+        SPLIT2_DROUND();
+        QR_ROW1(a, b, c, d);
+        UNDIAG_XMM(a, c, d);
+        SPLIT2_DROUND();
+    }
+    OPAQUE_PTR(key); /* key words re-read, not kept live */
+    SPLIT2_PUT(key_block, x0, x1, SIGMA0, SIGMA1);
+    SPLIT2_PUT(key_block + 8, x2, x3, SIGMA2, SIGMA3);
+    SPLIT2_PUT(key_block + 16, x4, x5, key[0], key[1]);
+    SPLIT2_PUT(key_block + 24, x6, x7, key[2], key[3]);
+    SPLIT2_PUT(key_block + 32, x8, x9, key[4], key[5]);
+    SPLIT2_PUT(key_block + 40, x10, x11, key[6], key[7]);
+    SPLIT2_PUT(key_block + 48, x12, x13, ctr_nonce[0], ctr_nonce[1]);
+    SPLIT2_PUT(key_block + 56, x14, x15, ctr_nonce[2], ctr_nonce[3]);
+    x0 = (uint32_t)_mm_cvtsi128_si32(a), x1 = (uint32_t)_mm_extract_epi32(a, 1);
+    x2 = (uint32_t)_mm_extract_epi32(a, 2), x3 = (uint32_t)_mm_extract_epi32(a, 3);
+    x4 = (uint32_t)_mm_cvtsi128_si32(b), x5 = (uint32_t)_mm_extract_epi32(b, 1);
+    x6 = (uint32_t)_mm_extract_epi32(b, 2), x7 = (uint32_t)_mm_extract_epi32(b, 3);
+    x8 = (uint32_t)_mm_cvtsi128_si32(c), x9 = (uint32_t)_mm_extract_epi32(c, 1);
+    x10 = (uint32_t)_mm_extract_epi32(c, 2), x11 = (uint32_t)_mm_extract_epi32(c, 3);
+    x12 = (uint32_t)_mm_cvtsi128_si32(d), x13 = (uint32_t)_mm_extract_epi32(d, 1);
+    x14 = (uint32_t)_mm_extract_epi32(d, 2), x15 = (uint32_t)_mm_extract_epi32(d, 3);
+#pragma GCC unroll 1
+    for (int i = 0; i < 5; i++)
+        SPLIT2_DROUND();
+    OPAQUE_PTR(key);
+    /* fed forward, back into vector registers: the text's XOR as keyblock_row2's */
+    a = SPLIT2_ROW(x0, x1, x2, x3, SIGMA0, SIGMA1, SIGMA2, SIGMA3);
+    b = SPLIT2_ROW(x4, x5, x6, x7, key[0], key[1], key[2], key[3]);
+    c = SPLIT2_ROW(x8, x9, x10, x11, key[4], key[5], key[6], key[7]);
+    d = SPLIT2_ROW(x12, x13, x14, x15, ctr_nonce[0] + 1, ctr_nonce[1], ctr_nonce[2], ctr_nonce[3]);
+    __m256i lo = _mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1);
+    __m256i hi = _mm256_inserti128_si256(_mm256_castsi128_si256(c), d, 1);
+
+    if (len == 64) {
+        xor32(out, in, lo);
+        xor32(out + 32, in + 32, hi);
+    } else {
+        xor_tail(out, in, lo, hi, len); /* 0..63 bytes, nothing past len */
+    }
+}
+#undef SPLIT2_DROUND
+#undef SPLIT2_PUT
+#undef SPLIT2_W
+#undef SPLIT2_ROW
 
 CHAPOLY_INLINE void xor16(uint8_t *out, const uint8_t *in, __m128i ks)
 {
