@@ -107,7 +107,9 @@ typedef struct chapoly_kernels chapoly_kernels;
  * them by name ("paths"). The rest are constants of the level. The
  * choices are:
  *   one_block_rows  "chacha-one": a lone block (len <= 64) as a row of
- *                   vector registers (1) or in the scalar registers (0)
+ *                   vector registers (1) or in the scalar registers (0);
+ *                   with 0 the avx2 short shapes also run blocks in
+ *                   general registers beside their rows (chacha20_avx2.c)
  *   aead_stitched   "aead": the level's stitched ChaCha20 + Poly1305 kernels
  *                   (1) or the generic split form (0): ChaCha20 over a chunk,
  *                   then its Poly1305 while the chunk is in L1
