@@ -242,6 +242,21 @@ static inline size_t aead_fill(const chapoly_aead_msg *a, size_t len)
 }
 
 /*
+ * The keystream made with the key block for a first streamed update of
+ * len <= AEAD_FILL_MAX bytes: one block up to 64, else aead_fill. A first
+ * update of up to 64 bytes in a context whose last two messages were both
+ * longer (len_hint, up to AEAD_FILL_MAX: a stream of small updates) gets
+ * aead_fill of that length, so that the message finds its keystream made
+ * in the key block's call, not in a batch of the stream's size after it.
+ */
+static inline size_t aead_first_fill(const chapoly_aead_msg *a, size_t len)
+{
+    if (len <= BLOCK && a->len_hint > BLOCK && a->len_hint <= AEAD_FILL_MAX)
+        len = a->len_hint;
+    return len <= BLOCK ? BLOCK : aead_fill(a, len);
+}
+
+/*
  * Opening a first update the level opens with its key block beside
  * (shapes.open_rows) that is, as far as the last message says, the whole
  * text: through aead_first, not keystream made ahead.
@@ -273,7 +288,7 @@ static void aead_text(chapoly_aead_msg *a, uint8_t *out, const uint8_t *in, size
 
         if (a->phase == AEAD_PHASE_KEY && ahead && len <= AEAD_FILL_MAX &&
             !aead_open_first(a, len, enc)) { /* 2 blocks or a batch */
-            aead_key_ahead(a, len <= BLOCK ? BLOCK : aead_fill(a, len), 1);
+            aead_key_ahead(a, aead_first_fill(a, len), 1);
             continue;
         } else if (a->phase == AEAD_PHASE_KEY) {
             n = aead_first(a, out, in, len, enc, aad, aadlen);
