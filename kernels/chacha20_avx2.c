@@ -700,8 +700,9 @@ static __attribute__((noinline)) void keyblock_buf(const chapoly_kernels *kt, ui
  * The key block (raw keystream at ctr_nonce[0]) and len bytes of text from
  * the next counter on, in the shapes of one len + 64 byte call: from 5
  * blocks in all, column batches whose first block goes to key_block (no
- * copy of the text); two blocks, keyblock_row2; between, one chacha20_xor
- * over a stack buffer of at most 256 bytes, wiped afterwards.
+ * copy of the text); two blocks, keyblock_row2 (keyblock_split2 with
+ * "chacha-one=scalar"); 65..320 bytes, the short row sets ("short-rows");
+ * between, keyblock_buf.
  */
 void chacha20_keyblock_xor_avx2(const chapoly_kernels *kt, uint8_t key_block[64], uint8_t *out, const uint8_t *in,
                                 size_t len, const uint32_t key[8],
